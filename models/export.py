@@ -1,0 +1,87 @@
+"""ONNX export: the engine loads these files with onnxruntime and never imports torch.
+
+All-moves graph: inputs ``features`` float32 (B, 36, 11, 9) and ``moves`` int64 (B, M) move indices
+(pad with any index and ignore the padded outputs); output ``q`` float32 (B, M), win rates for the side
+to move. The Magic Vec is stored only for :func:`messiah.moves.possible_indices` (3,813 of 14,256 rows),
+reached through an index -> row map; impossible indices read a zero row (Q = sigmoid(0)).
+
+Scalar graph: input ``features``; output ``value`` float32 (B,), the side to move's win rate.
+
+The file's metadata records what the evaluator checks before it runs anything: the graph kind, the
+feature version and the architecture.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import onnx
+import torch
+from torch import nn
+
+from messiah.features import FEATURE_VERSION, SHAPE
+from models.net import AllMovesNet, ScalarNet
+
+OPSET = 17
+
+
+class _AllMovesGraph(nn.Module):
+    """Batch-1 friendly: gathers only the requested rows (M x 300) instead of the whole table."""
+
+    def __init__(self, net: AllMovesNet):
+        super().__init__()
+        self.backbone = net.backbone
+        table, bias = net.table()
+        self.register_buffer("row_of", net.row_of)
+        self.register_buffer("table", table.detach())
+        self.register_buffer("bias", bias.detach())
+
+    def forward(self, features: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+        h = self.backbone(features)
+        rows = self.row_of[moves]
+        logits = torch.matmul(self.table[rows], h.unsqueeze(-1)).squeeze(-1) + self.bias[rows]
+        return torch.sigmoid(logits)
+
+
+class _ScalarGraph(nn.Module):
+    def __init__(self, net: ScalarNet):
+        super().__init__()
+        self.net = net
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        return torch.sigmoid(self.net(features))
+
+
+def export_onnx(net: AllMovesNet | ScalarNet, path: str | os.PathLike, metadata: dict | None = None) -> Path:
+    """Write ``net`` as a single-file ONNX model (atomically) and return its path."""
+    net = net.eval()
+    features = torch.zeros(2, *SHAPE)
+    if isinstance(net, AllMovesNet):
+        graph, args = _AllMovesGraph(net).eval(), (features, torch.zeros(2, 5, dtype=torch.long))
+        names, outputs, axes = ["features", "moves"], ["q"], {"features": {0: "batch"},
+                                                              "moves": {0: "batch", 1: "moves"},
+                                                              "q": {0: "batch", 1: "moves"}}
+        kind = "all_moves"
+    else:
+        graph, args = _ScalarGraph(net).eval(), (features,)
+        names, outputs, axes = ["features"], ["value"], {"features": {0: "batch"}, "value": {0: "batch"}}
+        kind = "scalar"
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        raw = Path(tmp) / "raw.onnx"
+        with torch.no_grad():
+            torch.onnx.export(graph, args, str(raw), input_names=names, output_names=outputs,
+                              dynamic_axes=axes, opset_version=OPSET, dynamo=False)
+        model = onnx.load(str(raw))
+    props = {"messiah.kind": kind, "messiah.feature_version": str(FEATURE_VERSION),
+             "messiah.config": net.config.to_json(), **{f"messiah.{k}": str(v) for k, v in (metadata or {}).items()}}
+    for key, value in props.items():
+        entry = model.metadata_props.add()
+        entry.key, entry.value = key, value
+    tmp_path = path.with_suffix(path.suffix + ".tmp")
+    onnx.save(model, str(tmp_path))
+    os.replace(tmp_path, path)
+    return path

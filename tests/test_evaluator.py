@@ -1,0 +1,139 @@
+"""The ONNX evaluator against the PyTorch network it was exported from, and its error handling."""
+
+from pathlib import Path
+
+import cshogi
+import numpy as np
+import onnx
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from messiah.evaluator import Evaluator, ModelError, ScalarEvaluator, choose_providers  # noqa: E402
+from messiah.features import board_planes  # noqa: E402
+from messiah.moves import legal_move_indices  # noqa: E402
+from models.export import export_onnx  # noqa: E402
+from models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
+
+TEACHER = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher" / "teacher_s3.hcpe"
+TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
+
+
+def positions(n: int = 24) -> list[cshogi.Board]:
+    records = np.fromfile(TEACHER, cshogi.HuffmanCodedPosAndEval, count=50_000)
+    boards = []
+    for rec in records[:: len(records) // n][:n]:
+        board = cshogi.Board()
+        board.set_hcp(rec["hcp"])
+        boards.append(board)
+    return boards
+
+
+@pytest.fixture(scope="module")
+def trained_like(tmp_path_factory):
+    """A tiny all-moves net with non-trivial weights (random embedding and bias) and its ONNX export."""
+    torch.manual_seed(3)
+    net = AllMovesNet(TINY)
+    with torch.no_grad():
+        net.bias.normal_()
+    net.eval()
+    path = export_onnx(net, tmp_path_factory.mktemp("m") / "net.onnx")
+    return net, path
+
+
+def torch_q(net: AllMovesNet, board: cshogi.Board) -> tuple[np.ndarray, np.ndarray]:
+    moves, idx = legal_move_indices(board)
+    with torch.no_grad():
+        h = net(torch.from_numpy(board_planes(board))[None])
+        q = torch.sigmoid(net.move_logits(h, torch.from_numpy(idx)[None]))[0].numpy()
+    return moves, q
+
+
+def test_onnx_matches_torch_on_real_positions(trained_like):
+    net, path = trained_like
+    evaluator = Evaluator(path, threads=1, device="cpu")
+    for board in positions():
+        scores = evaluator.score(board)
+        moves, q = torch_q(net, board)
+        np.testing.assert_array_equal(scores.moves, moves)
+        np.testing.assert_allclose(scores.q, q, rtol=1e-4, atol=1e-5)
+        if len(q) > 1:
+            assert scores.q.std() > 0  # moves really get different scores
+
+
+def test_batch_equals_single(trained_like):
+    _, path = trained_like
+    evaluator = Evaluator(path, threads=1, device="cpu")
+    boards = positions()
+    batch = evaluator.score_batch(boards)
+    assert evaluator.calls == 1 and evaluator.positions == len(boards)
+    for board, scores in zip(boards, batch, strict=True):
+        single = evaluator.score(board)
+        np.testing.assert_array_equal(single.moves, scores.moves)
+        np.testing.assert_allclose(single.q, scores.q, rtol=1e-5, atol=1e-6)
+
+
+def test_mated_position_has_no_moves_and_costs_no_call(trained_like):
+    _, path = trained_like
+    evaluator = Evaluator(path, device="cpu")
+    board = cshogi.Board("4k4/4G4/4G4/9/9/9/9/9/4K4 w - 1")  # white king mated by two golds
+    assert board.is_game_over()
+    scores = evaluator.score(board)
+    assert len(scores.moves) == 0 and evaluator.calls == 0
+    assert scores.value() == 0.0
+    with pytest.raises(ValueError):
+        scores.best()
+
+
+def test_scalar_twin_matches_torch(tmp_path):
+    torch.manual_seed(5)
+    net = ScalarNet(TINY).eval()
+    path = export_onnx(net, tmp_path / "twin.onnx")
+    feats = np.stack([board_planes(b) for b in positions(8)])
+    with torch.no_grad():
+        expected = torch.sigmoid(net(torch.from_numpy(feats))).numpy()
+    np.testing.assert_allclose(ScalarEvaluator(path, device="cpu").values(feats), expected, rtol=1e-4, atol=1e-6)
+
+
+def test_shipped_default_model_loads_and_scores():
+    evaluator = Evaluator(device="cpu")
+    scores = evaluator.score(cshogi.Board())
+    assert len(scores.moves) == 30
+    assert np.all((scores.q > 0) & (scores.q < 1))
+
+
+def test_missing_model_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelError, match="not found"):
+        Evaluator(tmp_path / "nope.onnx")
+
+
+def test_garbage_file_is_a_clear_error(tmp_path):
+    bad = tmp_path / "bad.onnx"
+    bad.write_bytes(b"this is not an onnx model")
+    with pytest.raises(ModelError, match="not a readable ONNX model"):
+        Evaluator(bad)
+
+
+def test_wrong_kind_is_refused(tmp_path):
+    path = export_onnx(ScalarNet(TINY), tmp_path / "twin.onnx")
+    with pytest.raises(ModelError, match="not a messiah all_moves model"):
+        Evaluator(path)
+
+
+def test_feature_version_mismatch_is_refused(trained_like, tmp_path):
+    _, path = trained_like
+    model = onnx.load(str(path))
+    for prop in model.metadata_props:
+        if prop.key == "messiah.feature_version":
+            prop.value = "999"
+    changed = tmp_path / "old.onnx"
+    onnx.save(model, str(changed))
+    with pytest.raises(ModelError, match="feature version 999"):
+        Evaluator(changed)
+
+
+def test_providers():
+    assert choose_providers("cpu") == ["CPUExecutionProvider"]
+    assert choose_providers("auto")[-1] == "CPUExecutionProvider"
+    with pytest.raises(ValueError, match="unknown device"):
+        choose_providers("tpu")

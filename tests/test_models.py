@@ -1,0 +1,64 @@
+"""The networks: shapes, the compact Magic Vec, and what the export stores."""
+
+import numpy as np
+import onnx
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from messiah.features import SHAPE  # noqa: E402
+from messiah.moves import NUM_MOVE_INDICES, possible_indices  # noqa: E402
+from models.export import export_onnx  # noqa: E402
+from models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
+
+CFG = NetConfig(channels=8, blocks=2, head_channels=4, embed_dim=12)
+
+
+def test_shapes():
+    net = AllMovesNet(CFG)
+    x = torch.randn(3, *SHAPE)
+    h = net(x)
+    assert h.shape == (3, 12)
+    moves = torch.from_numpy(possible_indices()[:5]).repeat(3, 1)
+    assert net.move_logits(h, moves).shape == (3, 5)
+    assert net.move_logits(h, moves[:, 0]).shape == (3,)
+    assert ScalarNet(CFG)(x).shape == (3,)
+
+
+def test_move_logits_is_dot_product_plus_bias():
+    torch.manual_seed(0)
+    net = AllMovesNet(CFG)
+    with torch.no_grad():
+        net.bias.normal_()
+    h = torch.randn(2, 12)
+    idx = torch.tensor([[int(possible_indices()[7]), int(possible_indices()[100])]] * 2)
+    z = net.move_logits(h, idx)
+    for b in range(2):
+        for m in range(2):
+            row = int(net.row_of[idx[b, m]])
+            expected = h[b] @ net.embedding[row] + net.bias[row]
+            assert torch.allclose(z[b, m], expected, atol=1e-5)
+    # 2-d and 1-d paths agree
+    assert torch.allclose(net.move_logits(h, idx[:, 0]), z[:, 0], atol=1e-5)
+
+
+def test_impossible_indices_read_the_zero_row():
+    net = AllMovesNet(CFG)
+    impossible = np.setdiff1d(np.arange(NUM_MOVE_INDICES), possible_indices())[:10]
+    z = net.move_logits(torch.randn(1, 12), torch.from_numpy(impossible)[None])
+    assert torch.all(z == 0)
+
+
+def test_zero_embedding_option():
+    net = AllMovesNet(CFG, zero_embedding=True)
+    assert torch.all(net.embedding == 0)
+
+
+def test_export_is_small_and_records_metadata(tmp_path):
+    path = export_onnx(AllMovesNet(NetConfig()), tmp_path / "m.onnx", {"steps": 7})
+    model = onnx.load(str(path))
+    meta = {p.key: p.value for p in model.metadata_props}
+    assert meta["messiah.kind"] == "all_moves" and meta["messiah.steps"] == "7"
+    assert NetConfig.from_json(meta["messiah.config"]) == NetConfig()
+    # the compact table: 3,813 rows + the zero row instead of 14,256
+    assert path.stat().st_size < 10_000_000
