@@ -1,0 +1,176 @@
+"""`messiah bench`: speed figures of the board -> features -> network path on a fixed position set.
+
+The position set is fixed so runs compare: every ``STRIDE``-th record of a teacher file, kept when it
+is a middlegame (captures have happened: 2..12 pieces in hand) and the side to move has a legal move.
+
+The all-moves vs per-child comparison is the method's claim in one number: scoring every legal move of
+a position with one forward pass of the all-moves net, against scoring every child position with the
+scalar twin (same backbone, all children in one batch). Both pay their whole pipeline: features, move
+generation and the forward pass for the first; making each child, its features and the batched forward
+pass for the second. The twin is exported from the same architecture as the model under test, with
+random weights (speed does not depend on them); that needs torch.
+"""
+
+from __future__ import annotations
+
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+import cshogi
+import numpy as np
+
+from messiah.evaluator import Evaluator, ScalarEvaluator
+from messiah.features import SHAPE, board_planes, hcp_arrays, planes
+from messiah.moves import legal_move_indices
+
+DEFAULT_POSITIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "teacher" / "teacher_s6.hcpe"
+STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
+MAX_POSITIONS = 200
+
+
+@dataclass
+class PositionSet:
+    boards: list[cshogi.Board]
+    hcps: np.ndarray
+
+
+def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITIONS) -> PositionSet:
+    records = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
+    boards, hcps = [], []
+    for rec in records[::STRIDE]:
+        board = cshogi.Board()
+        board.set_hcp(rec["hcp"])
+        in_hand = sum(sum(side) for side in board.pieces_in_hand)
+        if 2 <= in_hand <= 12 and not board.is_game_over():
+            boards.append(board)
+            hcps.append(rec["hcp"])
+        if len(boards) == limit:
+            break
+    return PositionSet(boards, np.array(hcps))
+
+
+def _per_call(fn, repeat: int) -> float:
+    """Seconds per call of ``fn``, best of three rounds of ``repeat`` calls (after a warm-up call)."""
+    fn()
+    best = float("inf")
+    for _ in range(3):
+        t = time.perf_counter()
+        for _ in range(repeat):
+            fn()
+        best = min(best, (time.perf_counter() - t) / repeat)
+    return best
+
+
+def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluator | None) -> dict:
+    boards = positions.boards
+    legal = [legal_move_indices(b) for b in boards]
+    n_moves = np.array([len(m) for m, _ in legal])
+    out = np.empty(SHAPE, np.float32)
+    feats = np.stack([board_planes(b) for b in boards])[:, None]
+
+    def features_all():
+        for b in boards:
+            board_planes(b, out)
+
+    def legal_all():
+        for b in boards:
+            legal_move_indices(b)
+
+    def forward_all():
+        for f, (_, idx) in zip(feats, legal, strict=True):
+            evaluator.run(f, idx[None])
+
+    def score_all():
+        for b in boards:
+            evaluator.score(b)
+
+    tiled = np.tile(positions.hcps, (max(1, 16384 // len(boards)), 1))
+    arrays = hcp_arrays(tiled)
+    chunk = 1024
+    buffer = np.empty((chunk, *SHAPE), np.float32)
+
+    def batch_planes():
+        for i in range(0, len(tiled), chunk):
+            planes(type(arrays)(*(a[i : i + chunk] for a in arrays)), buffer[: min(chunk, len(tiled) - i)])
+
+    def batch_end_to_end():
+        for i in range(0, len(tiled), chunk):
+            planes(hcp_arrays(tiled[i : i + chunk]), buffer[: min(chunk, len(tiled) - i)])
+
+    k = len(boards)
+    t_score = _per_call(score_all, 3)
+    result = {
+        "positions": k,
+        "mean_legal_moves": float(n_moves.mean()),
+        "features_us_single": _per_call(features_all, 20) / k * 1e6,
+        "legal_move_indices_us": _per_call(legal_all, 20) / k * 1e6,
+        "features_pos_per_s_batch": len(tiled) / _per_call(batch_end_to_end, 1),
+        "features_pos_per_s_batch_from_arrays": len(tiled) / _per_call(batch_planes, 3),
+        "forward_us_batch1": _per_call(forward_all, 3) / k * 1e6,
+        "score_us_single": t_score / k * 1e6,
+        "moves_scored_per_s": n_moves.sum() / t_score,
+    }
+    if twin is not None:
+        child = np.empty((int(n_moves.max()), *SHAPE), np.float32)
+
+        def children_all():
+            for b, (moves, _) in zip(boards, legal, strict=True):
+                for j, m in enumerate(moves):
+                    b.push(int(m))
+                    board_planes(b, child[j])
+                    b.pop()
+                twin.values(child[: len(moves)])
+
+        def twin_forward_all():
+            for n in n_moves:
+                twin.values(child[:n])
+
+        t_children = _per_call(children_all, 1)
+        t_twin_forward = _per_call(twin_forward_all, 1)
+        result |= {
+            "per_child_moves_scored_per_s": n_moves.sum() / t_children,
+            "all_moves_vs_per_child_ratio": t_children / t_score,
+            "forward_only_ratio": t_twin_forward / _per_call(forward_all, 3),
+        }
+    return result
+
+
+def scalar_twin(evaluator: Evaluator, directory: str) -> ScalarEvaluator | None:
+    """A scalar twin with the evaluator's architecture, or None when torch is not installed."""
+    try:
+        from models.export import export_onnx
+        from models.net import NetConfig, ScalarNet
+    except ImportError:
+        return None
+    config = NetConfig(**evaluator.config)
+    path = export_onnx(ScalarNet(config), Path(directory) / "twin.onnx")
+    threads = evaluator.session.get_session_options().intra_op_num_threads
+    return ScalarEvaluator(path, threads=threads, device="cpu")
+
+
+def random_model(arch: str, directory: str) -> Path:
+    """An all-moves model with random weights for architecture "LAYERSxCHANNELS" (layers = 1 + 2*blocks),
+    to measure speed without training it. Needs torch."""
+    from models.export import export_onnx
+    from models.net import AllMovesNet, NetConfig
+
+    layers, channels = (int(x) for x in arch.lower().split("x"))
+    if layers < 1 or layers % 2 == 0:
+        raise ValueError(f"--arch {arch}: layers must be odd (1 + 2 * residual blocks)")
+    return export_onnx(AllMovesNet(NetConfig(channels=channels, blocks=(layers - 1) // 2)),
+                       Path(directory) / "model.onnx")
+
+
+def run_bench(model: str | None, threads: int, positions_path: str | None, arch: str | None = None) -> dict:
+    positions = position_set(positions_path or DEFAULT_POSITIONS)
+    with tempfile.TemporaryDirectory() as tmp:
+        evaluator = Evaluator(random_model(arch, tmp) if arch else model, threads=threads)
+        twin = scalar_twin(evaluator, tmp)
+        figures = bench_core(evaluator, positions, twin)
+    figures |= {"model": str(evaluator.path), "architecture": evaluator.config, "threads": threads,
+                "providers": evaluator.providers}
+    if twin is None:
+        figures["note"] = "torch is not installed: the per-child comparison was skipped"
+    return figures

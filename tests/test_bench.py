@@ -1,0 +1,26 @@
+"""The benchmark runs and reports consistent figures (no timing assertions: speed is not a test)."""
+
+import cshogi
+import pytest
+
+from messiah.bench import bench_core, position_set, scalar_twin
+from messiah.evaluator import Evaluator
+
+
+def test_bench_reports_every_figure(tmp_path):
+    pytest.importorskip("torch")
+    positions = position_set(limit=4)
+    assert len(positions.boards) == 4
+    for board in positions.boards:
+        in_hand = sum(sum(side) for side in board.pieces_in_hand)
+        assert 2 <= in_hand <= 12
+    evaluator = Evaluator(threads=1, device="cpu")
+    figures = bench_core(evaluator, positions, scalar_twin(evaluator, str(tmp_path)))
+    legal = [len(list(b.legal_moves)) for b in positions.boards]
+    assert figures["mean_legal_moves"] == sum(legal) / len(legal)
+    for key in ("features_us_single", "features_pos_per_s_batch", "forward_us_batch1", "moves_scored_per_s",
+                "per_child_moves_scored_per_s", "all_moves_vs_per_child_ratio"):
+        assert figures[key] > 0, key
+    # boards are left as they were (the per-child path pushes and pops)
+    assert [b.sfen() for b in positions.boards] == [b.sfen() for b in position_set(limit=4).boards]
+    assert isinstance(positions.boards[0], cshogi.Board)
