@@ -13,8 +13,9 @@ feature version and the architecture.
 
 from __future__ import annotations
 
+import logging
 import os
-import tempfile
+import warnings
 from pathlib import Path
 
 import onnx
@@ -24,7 +25,7 @@ from torch import nn
 from messiah.features import FEATURE_VERSION, SHAPE
 from models.net import AllMovesNet, ScalarNet
 
-OPSET = 17
+OPSET = 18
 
 
 class _AllMovesGraph(nn.Module):
@@ -58,24 +59,28 @@ def export_onnx(net: AllMovesNet | ScalarNet, path: str | os.PathLike, metadata:
     """Write ``net`` as a single-file ONNX model (atomically) and return its path."""
     net = net.eval()
     features = torch.zeros(2, *SHAPE)
+    batch = torch.export.Dim("batch")
     if isinstance(net, AllMovesNet):
-        graph, args = _AllMovesGraph(net).eval(), (features, torch.zeros(2, 5, dtype=torch.long))
-        names, outputs, axes = ["features", "moves"], ["q"], {"features": {0: "batch"},
-                                                              "moves": {0: "batch", 1: "moves"},
-                                                              "q": {0: "batch", 1: "moves"}}
-        kind = "all_moves"
+        graph, args, kind = _AllMovesGraph(net).eval(), (features, torch.zeros(2, 5, dtype=torch.long)), "all_moves"
+        names, outputs = ["features", "moves"], ["q"]
+        shapes = {"features": {0: batch}, "moves": {0: batch, 1: torch.export.Dim("moves")}}
     else:
-        graph, args = _ScalarGraph(net).eval(), (features,)
-        names, outputs, axes = ["features"], ["value"], {"features": {0: "batch"}, "value": {0: "batch"}}
-        kind = "scalar"
+        graph, args, kind = _ScalarGraph(net).eval(), (features,), "scalar"
+        names, outputs, shapes = ["features"], ["value"], {"features": {0: batch}}
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory() as tmp:
-        raw = Path(tmp) / "raw.onnx"
-        with torch.no_grad():
-            torch.onnx.export(graph, args, str(raw), input_names=names, output_names=outputs,
-                              dynamic_axes=axes, opset_version=OPSET, dynamo=False)
-        model = onnx.load(str(raw))
+    quiet = logging.getLogger("torch.onnx")
+    level, quiet.level = quiet.level, logging.ERROR  # it lists every torchvision op it cannot find
+    try:
+        with warnings.catch_warnings(), torch.no_grad():
+            # torch's own deprecation notices about its internals, not about this call
+            warnings.filterwarnings("ignore", message=".*treespec.*", category=FutureWarning)
+            warnings.filterwarnings("ignore", message="# The axis name", category=UserWarning)
+            program = torch.onnx.export(graph, args, input_names=names, output_names=outputs, dynamic_shapes=shapes,
+                                        opset_version=OPSET, dynamo=True, external_data=False, verbose=False)
+    finally:
+        quiet.level = level
+    model = program.model_proto
     props = {"messiah.kind": kind, "messiah.feature_version": str(FEATURE_VERSION),
              "messiah.config": net.config.to_json(), **{f"messiah.{k}": str(v) for k, v in (metadata or {}).items()}}
     for key, value in props.items():
