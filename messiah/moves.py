@@ -102,7 +102,8 @@ def index_to_move(board: cshogi.Board, index: int) -> int:
     """The legal move of ``board`` whose index is ``index``. Raises ValueError if there is none."""
     usi = decode_index(index, board.turn)
     move = board.move_from_usi(usi)
-    if move == 0 or not board.is_legal(move):
+    # board.is_legal() accepts impossible promotions and dead-rank drops: ask the move generator instead
+    if move == 0 or move not in set(board.legal_moves):
         raise ValueError(f"move index {index} ({usi}) is not a legal move in {board.sfen()}")
     return move
 

@@ -43,7 +43,8 @@ def parse_position(args: list[str]) -> cshogi.Board:
         raise UsiError(f"position: expected 'startpos' or 'sfen <board> <side> <hands> [ply]', got {' '.join(setup)!r}")
     for ply, usi in enumerate(moves, 1):
         move = board.move_from_usi(usi) if _looks_like_usi_move(usi) else 0
-        if move == 0 or not board.is_legal(move):
+        # board.is_legal() accepts impossible promotions (7g7f+) and dead-rank drops: use the generator
+        if move == 0 or move not in set(board.legal_moves):
             raise UsiError(f"illegal move {usi!r} at move {ply} of position (position unchanged)")
         board.push(move)
     return board

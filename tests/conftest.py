@@ -1,0 +1,55 @@
+"""Shared fixtures: positions from the teacher files and small helpers for hand-made positions."""
+
+from __future__ import annotations
+
+import glob
+import os
+import sys
+
+import cshogi
+import numpy as np
+import pytest
+
+# Let the test modules import tests/reference_features.py as a plain module.
+sys.path.insert(0, os.path.dirname(__file__))
+
+TEACHER_GLOB = os.path.join(os.environ.get("MESSIAH_TEACHER_DIR", "/work/shared/data/teacher"), "teacher_s*.hcpe")
+
+
+def teacher_paths() -> list[str]:
+    return sorted(glob.glob(TEACHER_GLOB))
+
+
+@pytest.fixture(scope="session")
+def teacher_records() -> np.ndarray:
+    """Every record of every teacher file, concatenated (about 600k HuffmanCodedPosAndEval)."""
+    paths = teacher_paths()
+    if not paths:
+        pytest.skip(f"no teacher data at {TEACHER_GLOB}")
+    return np.concatenate([np.fromfile(p, cshogi.HuffmanCodedPosAndEval) for p in paths])
+
+
+def spread_sample(records: np.ndarray, n: int, offset: int = 0) -> np.ndarray:
+    """n records evenly spaced over the whole array (so over every file), shifted by ``offset``."""
+    n = min(n, len(records))
+    idx = (np.linspace(0, len(records) - 1, n).astype(np.int64) + offset) % len(records)
+    return records[idx]
+
+
+@pytest.fixture(scope="session")
+def sample():
+    return spread_sample
+
+
+def make_board(sfen: str) -> cshogi.Board:
+    """A cshogi board for a hand-written sfen, checked to be a legal position: it parses back to the
+    same sfen, one king per side, and the side not to move is not in check."""
+    board = cshogi.Board(sfen)
+    assert board.is_ok(), sfen
+    assert board.sfen().split()[:3] == sfen.split()[:3], (board.sfen(), sfen)
+    pieces = list(board.pieces)
+    assert pieces.count(cshogi.BKING) == 1 and pieces.count(cshogi.WKING) == 1, sfen
+    # The side that has just moved must not have left its king in check.
+    flipped = cshogi.Board(sfen.replace(" b ", " x ").replace(" w ", " b ").replace(" x ", " w "))
+    assert not flipped.is_check(), f"side not to move is in check: {sfen}"
+    return board
