@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 
 from messiah.evaluator import ModelError
@@ -50,6 +51,22 @@ def _export(args: argparse.Namespace) -> None:
     print(export_checkpoint(args.checkpoint, args.out))
 
 
+def _analyze(args: argparse.Namespace) -> None:
+    from messiah.analyze import analyze
+
+    out = analyze(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth, args.model,
+                  args.threads)
+    if args.json:
+        print(json.dumps(out))
+        return
+    mate = f" mate {out['score']['mate']}" if "mate" in out["score"] else ""
+    print(f"bestmove {out['bestmove']}  winrate {out['score']['winrate']:.3f}{mate}  depth {out['depth']}  "
+          f"nodes {out['nodes']}  evaluations {out['evaluations']}  {out['time_ms']} ms")
+    print("pv " + " ".join(out["pv"]))
+    for row in out["moves"]:
+        print(f"  {row['move']:6s} {row['q']:.4f}")
+
+
 def _usi(args: argparse.Namespace) -> None:
     from messiah.usi import main
 
@@ -62,6 +79,18 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("usi", help="run the USI engine on stdin/stdout (same as messiah-usi)")
     p.set_defaults(func=_usi)
+
+    p = sub.add_parser("analyze", help="search a position and print every legal move's Q")
+    p.add_argument("position", nargs="+", help="an sfen, or 'startpos moves ...' / 'sfen ... moves ...'")
+    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"])
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--nodes", type=int)
+    limit.add_argument("--movetime", type=int, help="milliseconds")
+    limit.add_argument("--depth", type=int)
+    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--threads", type=int, default=1)
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_analyze)
 
     p = sub.add_parser("bench", help="speed of features, move indices and the evaluator")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
@@ -110,6 +139,8 @@ def main(argv: list[str] | None = None) -> None:
     except (ModelError, ValueError, FileNotFoundError) as e:
         print(f"messiah {args.command}: {e}", file=sys.stderr)
         sys.exit(2)
+    except BrokenPipeError:  # output piped into head & co.
+        sys.stdout = open(os.devnull, "w")
 
 
 if __name__ == "__main__":

@@ -1,0 +1,229 @@
+"""Alpha-beta: negamax with iterative deepening on the win-rate scale.
+
+One forward pass at a node scores all its children, so a node at remaining depth 1 (the horizon) needs
+no visit to its children: its value is the best Q. A depth-d search calls the network only at plies
+0..d-1. On top of that:
+
+- iterative deepening with aspiration windows around the previous iteration's value;
+- a transposition table keyed by cshogi's zobrist hash (size-limited, oldest entries out first) whose
+  best move is searched first; the other moves go in order of Q;
+- principal variation search: moves after the first get a null window, and late quiet moves are
+  reduced by a ply (re-searched at full depth when they beat alpha);
+- at the horizon, the best moves by Q that capture or check are verified by one more forward pass
+  (a short quiescence): Q of a capture often misses the recapture;
+- mate in one by cshogi at every interior node, df-pn at the root; repetition, perpetual check and
+  entering-king rules through cshogi (see :func:`search.base.terminal_value`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cshogi
+import numpy as np
+
+from messiah.evaluator import Evaluator
+from search.base import (
+    MATE,
+    REPETITION_LOOKBACK,
+    REPETITION_VALUE,
+    InfoCallback,
+    Limits,
+    Searcher,
+    SearchResult,
+    clamp,
+    mate_plies,
+    terminal_value,
+    win_in,
+)
+
+EXACT, LOWER, UPPER = 0, 1, 2
+ASPIRATION = 0.03  # half-width of the root window, in win rate
+NULL_WINDOW = 1e-4
+FULL_DEPTH_MOVES = 4  # moves searched at full depth before late-move reductions start
+VERIFY_MOVES = 3  # captures/checks at the horizon verified by one more forward pass
+DEFAULT_DEPTH = 3  # when no limit is given at all
+MAX_DEPTH = 64
+
+
+class _Abort(Exception):
+    """Limits reached inside the tree: unwind (every push is popped on the way out)."""
+
+
+@dataclass
+class _Entry:
+    depth: int
+    value: float
+    flag: int
+    move: int
+
+
+class AlphaBeta(Searcher):
+    name = "alphabeta"
+
+    def __init__(self, evaluator: Evaluator, hash_entries: int = 1 << 20, quiescence: bool = True,
+                 mate_nodes: int = 20_000):
+        super().__init__(evaluator, mate_nodes)
+        self.hash_entries = hash_entries
+        self.quiescence = quiescence
+        self.tt: dict[int, _Entry] = {}
+
+    def new_game(self) -> None:
+        super().new_game()
+        self.tt.clear()
+
+    def hashfull(self) -> int:
+        """Permille of the transposition table in use (USI's hashfull)."""
+        return min(1000, len(self.tt) * 1000 // self.hash_entries)
+
+    def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
+        trivial = self._trivial(board, limits)
+        if trivial is not None:
+            return trivial
+        self.limits, self.nodes, self.seldepth = limits, 0, 0
+        evals0 = self.cache.evaluations
+        scores = self.cache.get(board)
+        best = int(np.argmax(scores.q))
+        value, pv, depth_done = float(scores.q[best]), [int(scores.moves[best])], 1
+        no_limit = limits.nodes is None and limits.movetime is None and limits.stop is None
+        max_depth = limits.depth or (DEFAULT_DEPTH if no_limit else MAX_DEPTH)
+
+        def result() -> SearchResult:
+            return SearchResult(pv[0], clamp(value), mate_plies(value), pv, self.nodes, depth_done,
+                                max(self.seldepth, depth_done), self.cache.evaluations - evals0, limits.elapsed())
+
+        if info:
+            info(result())
+        for depth in range(2, max_depth + 1):
+            self.root_best = None
+            try:
+                alpha, beta = value - ASPIRATION, value + ASPIRATION
+                while True:
+                    v = self._negamax(board, depth, alpha, beta, 0)
+                    if v <= alpha:
+                        alpha = -MATE
+                    elif v >= beta:
+                        beta = MATE
+                    else:
+                        break
+            except _Abort:
+                if self.root_best is not None:  # the iteration's first move was searched: it is sound
+                    value, pv = self.root_best[0], self._pv(board, self.root_best[1], depth)
+                break
+            value, depth_done = v, depth
+            pv = self._pv(board, self.tt[board.zobrist_hash()].move, depth)
+            if info:
+                info(result())
+            if mate_plies(value) is not None and mate_plies(value) <= depth:
+                break  # a proven result does not change with depth
+        return result()
+
+    def _check_limits(self) -> None:
+        if self.limits.out_of_time() or (self.limits.nodes is not None and self.nodes >= self.limits.nodes):
+            raise _Abort
+
+    def _negamax(self, board: cshogi.Board, depth: int, alpha: float, beta: float, ply: int) -> float:
+        self.nodes += 1
+        self.seldepth = max(self.seldepth, ply)
+        if ply > 0:
+            self._check_limits()
+            ended = terminal_value(board, ply)
+            if ended is not None:
+                return ended
+        key = board.zobrist_hash()
+        entry = self.tt.get(key)
+        if entry is not None and entry.depth >= depth and ply > 0:
+            if entry.flag == EXACT or (entry.flag == LOWER and entry.value >= beta) or (
+                entry.flag == UPPER and entry.value <= alpha
+            ):
+                return entry.value
+        scores = self.cache.get(board)
+        if ply > 0 and not board.is_check() and board.mate_move_in_1ply():
+            return win_in(ply + 1)
+        if depth <= 1:
+            return self._horizon(board, scores.moves, scores.q, ply)
+        order = np.argsort(-scores.q, kind="stable")
+        moves = scores.moves[order]
+        if entry is not None and entry.move in moves:  # (a hash collision could give a foreign move)
+            moves = np.concatenate(([entry.move], moves[moves != entry.move]))
+        alpha0, best, best_move = alpha, -MATE, int(moves[0])
+        for i, m in enumerate(moves):
+            m = int(m)
+            board.push(m)
+            try:
+                if i == 0:
+                    v = 1.0 - self._negamax(board, depth - 1, 1.0 - beta, 1.0 - alpha, ply + 1)
+                else:
+                    quiet = cshogi.move_cap(m) == 0 and not board.is_check()
+                    reduced = depth - 2 if (i >= FULL_DEPTH_MOVES and depth >= 3 and quiet) else depth - 1
+                    v = 1.0 - self._negamax(board, reduced, 1.0 - alpha - NULL_WINDOW, 1.0 - alpha, ply + 1)
+                    if v > alpha and (v < beta or reduced < depth - 1):
+                        v = 1.0 - self._negamax(board, depth - 1, 1.0 - beta, 1.0 - alpha, ply + 1)
+            finally:
+                board.pop()
+            if v > best:
+                best, best_move = v, m
+                if ply == 0 and (i == 0 or v > alpha):
+                    self.root_best = (v, m)
+            alpha = max(alpha, v)
+            if alpha >= beta:
+                break
+        flag = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
+        self._store(key, _Entry(depth, best, flag, best_move))
+        return best
+
+    def _horizon(self, board: cshogi.Board, moves: np.ndarray, q: np.ndarray, ply: int) -> float:
+        """Value of a node at depth 1: the best Q of its moves, taken in Q order. A move that repeats a
+        position gets the repetition's value; the first ``VERIFY_MOVES`` captures and checks get the value
+        of one more forward pass. The loop ends when no remaining Q can beat the best value so far."""
+        best, verified = -MATE, 0
+        for i in np.argsort(-q, kind="stable"):
+            value = float(q[i])
+            if value <= best:
+                break
+            m = int(moves[i])
+            board.push(m)
+            try:
+                repetition = board.is_draw(REPETITION_LOOKBACK)
+                if repetition != cshogi.NOT_REPETITION:
+                    value = 1.0 - REPETITION_VALUE[repetition]
+                elif self.quiescence and verified < VERIFY_MOVES and (cshogi.move_cap(m) or board.is_check()):
+                    verified += 1
+                    self.nodes += 1
+                    self.seldepth = max(self.seldepth, ply + 1)
+                    reply = self.cache.get(board)
+                    value = 1.0 - float(reply.q.max()) if len(reply.q) else win_in(ply + 1)
+            finally:
+                board.pop()
+            best = max(best, value)
+        return best
+
+    def _store(self, key: int, entry: _Entry) -> None:
+        self.tt[key] = entry
+        if len(self.tt) > self.hash_entries:
+            del self.tt[next(iter(self.tt))]
+
+    def _pv(self, board: cshogi.Board, first: int, depth: int) -> list[int]:
+        """The principal variation: the first move, then the table's best moves while they are legal."""
+        pv, pushed = [first], 0
+        board.push(first)
+        pushed += 1
+        seen = {board.zobrist_hash()}
+        while len(pv) < depth:
+            entry = self.tt.get(board.zobrist_hash())
+            scores = self.cache.peek(board)
+            if entry is not None and scores is not None and entry.move in scores.moves:
+                move = entry.move
+            elif scores is not None and len(scores.moves):  # a horizon node: its best Q
+                move = scores.best()[0]
+            else:
+                break
+            board.push(move)
+            pushed += 1
+            if board.zobrist_hash() in seen:
+                break
+            seen.add(board.zobrist_hash())
+            pv.append(move)
+        for _ in range(pushed):
+            board.pop()
+        return pv

@@ -1,0 +1,273 @@
+"""Bandit tree searches over the move scores: UCB1 and PUCT, sharing one tree.
+
+A node is a position the evaluator has scored: each child (legal move) starts from its Q as if it had
+been visited ``prior_visits`` times, so the tree is shaped by the network before any backup arrives. A
+simulation descends by the selection rule to a child that has no node yet, scores that child's position
+(one forward pass, which also values the leaf: its best Q), and backs the value up with the negamax flip
+(``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss and scored in one
+forward pass, which feeds a GPU full batches. The tree is kept between moves: a later search from a
+position two plies (or more) down the previous root's tree reuses that subtree.
+
+- UCB1: argmax mean + c * sqrt(ln N / n) (the method's multi-armed bandit search);
+- PUCT: argmax mean + c * P * sqrt(N) / (1 + n) with P = softmax(Q / temperature), the move scores used
+  as a policy (the variant the method's authors doubted: a match decides).
+"""
+
+from __future__ import annotations
+
+import math
+
+import cshogi
+import numpy as np
+
+from messiah.evaluator import Evaluator, MoveScores
+from search.base import InfoCallback, Limits, Searcher, SearchResult, clamp, terminal_value
+
+DEFAULT_NODES = 800  # playouts when no limit is given
+INFO_EVERY = 0.5  # seconds between progress reports
+VIRTUAL_LOSS = 1
+
+
+class Node:
+    """A scored position. Per child: total value W and visits N from this node's side to move."""
+
+    __slots__ = ("key", "moves", "q", "prior", "w", "n", "children", "visits", "terminal", "plies")
+
+    def __init__(self, key: int, scores: MoveScores | None, prior_visits: float, terminal: float | None = None):
+        self.key = key
+        # The value for the side to move when it is known for certain: the game ended here, or a proof
+        # (1 win / 0 loss) came up from the children. ``plies`` is then the distance to the mate.
+        self.terminal = terminal
+        self.plies = 0
+        self.children: dict[int, Node] = {}
+        self.visits = 0
+        if scores is None:
+            self.moves = np.zeros(0, np.uint32)
+            self.q = self.prior = self.w = self.n = np.zeros(0)
+            return
+        self.moves = scores.moves
+        self.q = scores.q.astype(np.float64)
+        self.n = np.full(len(self.moves), prior_visits)
+        self.w = self.q * prior_visits
+        self.prior = self.q  # replaced by PUCT
+
+    def value(self) -> float:
+        """The node's value for its side to move."""
+        if self.terminal is not None:
+            return self.terminal
+        return float((self.w / np.maximum(self.n, 1e-9)).max()) if len(self.moves) else 0.0
+
+
+class BanditSearch(Searcher):
+    """The shared tree; subclasses give the selection score."""
+
+    def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = 1,
+                 mate_nodes: int = 20_000):
+        super().__init__(evaluator, mate_nodes)
+        self.c = c
+        self.prior_visits = prior_visits
+        self.batch_size = batch_size
+        self.root: Node | None = None
+
+    def new_game(self) -> None:
+        super().new_game()
+        self.root = None
+
+    def scores_to_prior(self, node: Node) -> None:
+        """Hook: PUCT turns the move scores into a policy."""
+
+    def selection(self, node: Node) -> np.ndarray:
+        raise NotImplementedError
+
+    def _new_node(self, board: cshogi.Board, scores: MoveScores, ply: int) -> Node:
+        node = Node(board.zobrist_hash(), scores, self.prior_visits)
+        if len(node.moves) == 0:
+            node.terminal = 0.0  # mated (tree values stay win rates so that they average)
+        elif not board.is_check():
+            mate = board.mate_move_in_1ply()
+            if mate:  # a proven win: the mating move's Q is 1, and the node needs no deeper search
+                i = int(np.flatnonzero(node.moves == mate)[0])
+                node.q[i], node.w[i] = 1.0, self.prior_visits
+                node.terminal, node.plies = 1.0, 1
+        self.scores_to_prior(node)
+        return node
+
+    def _find_reusable(self, board: cshogi.Board) -> Node | None:
+        """The previous tree's node for this position, up to 4 plies below the old root."""
+        if self.root is None:
+            return None
+        key, frontier = board.zobrist_hash(), [self.root]
+        for _ in range(5):
+            for node in frontier:
+                if node.key == key and node.terminal is None:
+                    return node
+            frontier = [child for node in frontier for child in node.children.values()]
+        return None
+
+    def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
+        trivial = self._trivial(board, limits)
+        if trivial is not None:
+            return trivial
+        evals0 = self.cache.evaluations
+        root = self._find_reusable(board)
+        if root is None:
+            root = self._new_node(board, self.cache.get(board), 0)
+        root.terminal = None  # the root is searched, whatever its mate-in-one flag says
+        self.root = root
+        no_limit = limits.nodes is None and limits.movetime is None and limits.stop is None
+        budget = DEFAULT_NODES if no_limit else limits.nodes
+        playouts, seldepth, last_info = 0, 0, limits.elapsed()
+
+        def result() -> SearchResult:
+            pv = self._pv(root, board)
+            mean = root.w / np.maximum(root.n, 1e-9)
+            best = int(np.flatnonzero(root.moves == pv[0])[0])
+            if root.terminal is not None:  # proven: a win (mate in root.plies) or a loss
+                winrate, mate = root.terminal, root.plies if root.terminal == 1.0 else -root.plies
+            else:
+                winrate, mate = float(mean[best]), None
+            return SearchResult(pv[0], winrate, mate, pv, playouts, len(pv), seldepth,
+                                self.cache.evaluations - evals0, limits.elapsed())
+
+        while budget is None or playouts < budget:
+            if limits.out_of_time() or root.terminal is not None:
+                break
+            want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
+            depth = self._simulate_batch(root, board, want)
+            playouts += want
+            seldepth = max(seldepth, depth)
+            if info and limits.elapsed() - last_info >= INFO_EVERY:
+                last_info = limits.elapsed()
+                info(result())
+        out = result()
+        if info:
+            info(out)
+        return out
+
+    def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> int:
+        """Run ``count`` simulations whose leaves are scored in one forward pass. Returns the deepest ply."""
+        pending: list[tuple[list[tuple[Node, int]], cshogi.Board | None, float | None]] = []
+        deepest = 0
+        for _ in range(count):
+            path: list[tuple[Node, int]] = []
+            node, pushed, leaf_value, leaf_board = root, 0, None, None
+            while True:
+                if node.terminal is not None and node is not root:
+                    leaf_value = node.terminal
+                    break
+                i = int(np.argmax(self.selection(node)))
+                path.append((node, i))
+                node.n[i] += VIRTUAL_LOSS  # counted as a loss until the backup replaces it
+                move = int(node.moves[i])
+                board.push(move)
+                pushed += 1
+                child = node.children.get(move)
+                if child is None:
+                    ended = terminal_value(board, pushed)
+                    if ended is not None:
+                        node.children[move] = Node(board.zobrist_hash(), None, 0, terminal=clamp(ended))
+                        leaf_value = clamp(ended)
+                    else:
+                        cached = self.cache.peek(board)
+                        if cached is not None:
+                            child = self._new_node(board, cached, pushed)
+                            node.children[move] = child
+                            leaf_value = child.value()
+                        else:
+                            leaf_board = board.copy()
+                    break
+                node = child
+            deepest = max(deepest, pushed)
+            for _ in range(pushed):
+                board.pop()
+            pending.append((path, leaf_board, leaf_value))
+        to_score = [b for _, b, _ in pending if b is not None]
+        scored = iter(self.cache.evaluator.score_batch(to_score) if to_score else [])
+        for path, leaf_board, leaf_value in pending:
+            if leaf_board is not None:
+                scores = next(scored)
+                self.cache.evaluations += 1
+                self.cache.put(leaf_board.zobrist_hash(), scores)
+                parent, i = path[-1]
+                move = int(parent.moves[i])
+                child = parent.children.get(move)  # another simulation of this batch may have made it
+                if child is None:
+                    child = self._new_node(leaf_board, scores, len(path))
+                    parent.children[move] = child
+                leaf_value = child.value()
+            self._backup(path, leaf_value)
+        return deepest
+
+    def _backup(self, path: list[tuple[Node, int]], leaf_value: float) -> None:
+        value = 1.0 - leaf_value  # the leaf's value seen from its parent
+        for node, i in reversed(path):
+            node.n[i] += 1 - VIRTUAL_LOSS
+            node.w[i] += value
+            node.visits += 1
+            value = 1.0 - value
+            self._prove(node, node.children.get(int(node.moves[i])))
+
+    @staticmethod
+    def _prove(node: Node, child: Node | None) -> None:
+        """MCTS-Solver: a move to a position lost for the opponent proves a win; a node whose every move
+        leads to a position won for the opponent is lost."""
+        if node.terminal is not None or child is None or child.terminal not in (0.0, 1.0):
+            return
+        if child.terminal == 0.0:
+            node.terminal, node.plies = 1.0, child.plies + 1
+        elif len(node.children) == len(node.moves) and all(c.terminal == 1.0 for c in node.children.values()):
+            node.terminal, node.plies = 0.0, max(c.plies for c in node.children.values()) + 1
+
+    def _pv(self, root: Node, board: cshogi.Board) -> list[int]:
+        """The most visited line; through a proven node, its quickest win or longest defence."""
+        pv, node = [], root
+        while node is not None and len(node.moves) and len(pv) < 64:
+            move = self._best_child(node)
+            pv.append(move)
+            node = node.children.get(move)
+        return pv
+
+    @staticmethod
+    def _best_child(node: Node) -> int:
+        if node.terminal in (0.0, 1.0) and node.children:
+            want = 0.0 if node.terminal == 1.0 else 1.0
+            proven = [(c.plies, m) for m, c in node.children.items() if c.terminal == want]
+            if proven:
+                return (min if want == 0.0 else max)(proven)[1]
+        i = int(np.argmax(node.n + 1e-6 * node.w / np.maximum(node.n, 1e-9)))
+        return int(node.moves[i])
+
+
+class Ucb1(BanditSearch):
+    """UCB1: mean + c * sqrt(ln N / n), children starting from one virtual visit at their Q."""
+
+    name = "ucb1"
+
+    def __init__(self, evaluator: Evaluator, c: float = 0.3, prior_visits: float = 1.0, batch_size: int = 1,
+                 mate_nodes: int = 20_000):
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes)
+
+    def selection(self, node: Node) -> np.ndarray:
+        total = node.n.sum()
+        return node.w / node.n + self.c * np.sqrt(math.log(max(total, 1.0)) / node.n)
+
+
+class Puct(BanditSearch):
+    """PUCT with P = softmax(Q / temperature): the move scores as a policy prior."""
+
+    name = "puct"
+
+    def __init__(self, evaluator: Evaluator, c: float = 1.5, temperature: float = 0.05, prior_visits: float = 1.0,
+                 batch_size: int = 1, mate_nodes: int = 20_000):
+        self.temperature = temperature
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes)
+
+    def scores_to_prior(self, node: Node) -> None:
+        if len(node.q):
+            z = (node.q - node.q.max()) / self.temperature
+            p = np.exp(z)
+            node.prior = p / p.sum()
+
+    def selection(self, node: Node) -> np.ndarray:
+        real = node.n - self.prior_visits
+        return node.w / node.n + self.c * node.prior * math.sqrt(max(node.visits, 1)) / (1.0 + real)

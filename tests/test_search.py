@@ -1,0 +1,175 @@
+"""The searches: mates, legality over many varied positions, the rules that end games, and tactics.
+
+Budgets: df-pn gets 20,000 nodes at the root and the search 50 more nodes; without df-pn, mate-in-three
+problems must be found by the search itself within 3 plies (alpha-beta) or 3,000 playouts (UCB1, PUCT;
+they stop as soon as the root is proven)."""
+
+import random
+import threading
+from pathlib import Path
+
+import cshogi
+import pytest
+
+from messiah.evaluator import Evaluator
+from search import SEARCHERS, Limits, make_searcher
+from search.base import DRAW, mate_plies, terminal_value, win_in
+
+DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+NAMES = sorted(SEARCHERS)
+MATE3_WITHOUT_DFPN = 40  # problems; each costs a real search
+
+
+@pytest.fixture(scope="module")
+def evaluator():
+    return Evaluator(threads=1, device="cpu")
+
+
+def problems(name: str) -> list[tuple[str, int, list[str]]]:
+    rows = [line.split("\t") for line in (DATA / "mates" / name).read_text().splitlines() if line.strip()]
+    return [(sfen, int(length), solution.split()) for sfen, length, solution in rows]
+
+
+def confirm_mate(board: cshogi.Board, move: int) -> bool:
+    """After ``move`` the defender is mated, or every defence loses to a forced mate (cshogi df-pn)."""
+    board.push(move)
+    try:
+        if board.is_game_over():
+            return True
+        if not board.is_check():  # tsume mates go by checks (and cshogi's and-node df-pn crashes otherwise)
+            return False
+        dfpn = cshogi.DfPn()
+        dfpn.set_max_search_node(200_000)
+        return dfpn.search_andnode(board)
+    finally:
+        board.pop()
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("file", ["mate1.tsv", "mate3.tsv", "mate5.tsv"])
+def test_every_mate_problem_is_solved(evaluator, name, file):
+    searcher = make_searcher(name, evaluator, mate_nodes=20_000)
+    for sfen, length, _ in problems(file):
+        board = cshogi.Board(sfen)
+        result = searcher.search(board, Limits(nodes=50))
+        assert board.sfen() == sfen
+        assert confirm_mate(board, result.bestmove), (name, sfen, result.pv_usi)
+        # df-pn proves a mate but not always the shortest one: a mate in 7 for a 5-ply problem is correct
+        assert result.mate is not None and result.mate >= length and result.mate % 2 == 1, (name, sfen, result.mate)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_mate_in_three_found_by_the_search_itself(evaluator, name):
+    """Without df-pn: mate-in-one checks at the nodes and the search's own backups find the first move."""
+    searcher = make_searcher(name, evaluator, mate_nodes=0)
+    limits = {"alphabeta": lambda: Limits(depth=3)}.get(name, lambda: Limits(nodes=3000))
+    for sfen, _, _ in problems("mate3.tsv")[:MATE3_WITHOUT_DFPN]:
+        board = cshogi.Board(sfen)
+        result = searcher.search(board, limits())
+        assert confirm_mate(board, result.bestmove), (name, sfen, result.pv_usi)
+
+
+def random_positions(count: int, seed: int = 11) -> list[str]:
+    """Varied positions: a floodgate opening, then 0..100 random legal plies."""
+    rng = random.Random(seed)
+    openings = (DATA / "openings" / "records2016_10818.sfen").read_text().splitlines()
+    out = []
+    while len(out) < count:
+        board = cshogi.Board()
+        for usi in rng.choice(openings).split()[2:]:
+            board.push_usi(usi)
+        for _ in range(rng.randint(0, 100)):
+            moves = list(board.legal_moves)
+            if not moves:
+                break
+            board.push(rng.choice(moves))
+        if not board.is_game_over():
+            out.append(board.sfen())
+    return out
+
+
+@pytest.fixture(scope="module")
+def varied():
+    return random_positions(10_000)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_never_an_illegal_move(evaluator, varied, name):
+    searcher = make_searcher(name, evaluator, mate_nodes=100)
+    for sfen in varied:
+        board = cshogi.Board(sfen)
+        result = searcher.search(board, Limits(nodes=3))
+        assert board.sfen() == sfen, "the search must leave the board as it was"
+        assert result.bestmove in set(board.legal_moves), (name, sfen, result.bestmove)
+        assert 0 <= result.winrate <= 1
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_limits_are_obeyed(evaluator, name):
+    searcher = make_searcher(name, evaluator, mate_nodes=0)
+    board = cshogi.Board("lnsgk2nl/1r4gs1/p1pppp1pp/6p2/1p5P1/2P6/PPBPPPP1P/7R1/LN1GKGSNL b BSp 1")
+    result = searcher.search(board, Limits(movetime=0.3))
+    assert result.elapsed < 1.0
+    stop = threading.Event()
+    stop.set()
+    assert searcher.search(board, Limits(stop=stop)).bestmove in set(board.legal_moves)  # stopped at once
+    result = searcher.search(board, Limits(nodes=40))
+    assert result.nodes <= 40 + 5
+
+
+HANGING_ROOK = "lnsgkgsnl/7b1/ppppppppp/9/9/2r6/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"  # 7g7f takes it for free
+
+
+@pytest.mark.parametrize("name", NAMES)
+@pytest.mark.parametrize("rotated", [False, True])
+def test_a_hanging_rook_is_taken(evaluator, name, rotated):
+    sfen = cshogi.rotate_sfen(HANGING_ROOK) if rotated else HANGING_ROOK
+    board = cshogi.Board(sfen)
+    result = make_searcher(name, evaluator, mate_nodes=0).search(board, Limits(nodes=300))
+    assert cshogi.move_cap(result.bestmove) != 0, (name, sfen, result.pv_usi)
+    assert cshogi.piece_to_piece_type(cshogi.move_cap(result.bestmove)) == cshogi.ROOK
+
+
+def play(board: cshogi.Board, moves: list[str]) -> None:
+    for usi in moves:
+        move = board.move_from_usi(usi)
+        assert move in set(board.legal_moves), usi
+        board.push(move)
+
+
+def test_repetition_is_a_draw():
+    board = cshogi.Board()
+    play(board, ["5i4h", "5a4b", "4h5i", "4b5a"])
+    assert terminal_value(board, 4) == DRAW
+
+
+def test_perpetual_check_loses_for_the_checker():
+    board = cshogi.Board("8k/9/9/9/9/9/9/9/K6R1 b - 1")
+    play(board, ["2i1i", "1a2a", "1i2i", "2a1a"])
+    assert terminal_value(board, 4) == 0.0  # black, to move, has been checking perpetually
+    play(board, ["2i1i"])
+    assert terminal_value(board, 5) == 1.0  # white, checked perpetually, wins
+
+
+def test_entering_king_declaration_wins_and_mated_loses():
+    board = cshogi.Board("K+R+B+P+P+P+P+P+P/+P+P+P+P+P+P+P+P+P/9/9/9/9/9/9/8k b RB4G4S4N4L 1")
+    assert board.is_nyugyoku()
+    assert terminal_value(board, 2) == win_in(2)
+    mated = cshogi.Board("4k4/4G4/4G4/9/9/9/9/9/4K4 w - 1")
+    assert mate_plies(terminal_value(mated, 3)) == -3
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_search_avoids_a_losing_perpetual_check(evaluator, name):
+    """Black has checked three times around the same positions; repeating once more loses, so the
+    search must not play the repeating check when another move exists."""
+    board = cshogi.Board("8k/9/9/9/9/9/9/9/K6R1 b - 1")
+    play(board, ["2i1i", "1a2a", "1i2i", "2a1a"])
+    result = make_searcher(name, evaluator, mate_nodes=0).search(board, Limits(nodes=200, depth=2))
+    board.push(result.bestmove)
+    assert board.is_draw(16) != cshogi.REPETITION_WIN, (name, result.pv_usi)
+
+
+def test_unknown_search_name(evaluator):
+    with pytest.raises(ValueError, match="unknown search"):
+        make_searcher("minimax", evaluator)
