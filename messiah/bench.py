@@ -27,7 +27,7 @@ from messiah.moves import legal_move_indices
 
 DEFAULT_POSITIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "teacher" / "teacher_s6.hcpe"
 STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
-MAX_POSITIONS = 200
+MAX_POSITIONS = 200  # of which the search bench uses all, at --movetime each
 
 
 @dataclass
@@ -163,10 +163,44 @@ def random_model(arch: str, directory: str) -> Path:
                        Path(directory) / "model.onnx")
 
 
-def run_bench(model: str | None, threads: int, positions_path: str | None, arch: str | None = None) -> dict:
+def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, names: list[str]) -> dict:
+    """Each searcher on every position for ``movetime`` seconds: evaluator calls per second, legal moves
+    scored per second, the evaluator's share of the time, and those against the bare batch-1 rate."""
+    from search import Limits, make_searcher
+
+    bare = 1.0 / (_per_call(lambda: [evaluator.score(b) for b in positions.boards], 1) / len(positions.boards))
+    out = {"movetime_ms": movetime * 1000, "bare_score_per_s": bare}
+    for name in names:
+        searcher = make_searcher(name, evaluator, mate_nodes=0)  # the evaluator's path, not df-pn's
+        calls, positions_scored, seconds = evaluator.calls, evaluator.positions, evaluator.seconds
+        moves_scored = nodes = 0
+        start = time.perf_counter()
+        for board in positions.boards:
+            searcher.new_game()
+            result = searcher.search(board, Limits(movetime=movetime))
+            nodes += result.nodes
+            moves_scored += sum(len(s.moves) for s in searcher.cache.entries.values())
+        wall = time.perf_counter() - start
+        evaluated = evaluator.positions - positions_scored
+        out[name] = {
+            "positions_evaluated_per_s": evaluated / wall,
+            "forward_passes_per_s": (evaluator.calls - calls) / wall,
+            "moves_scored_per_s": moves_scored / wall,
+            "nodes_per_s": nodes / wall,
+            "evaluator_share": (evaluator.seconds - seconds) / wall,
+            "vs_bare_batch1": evaluated / wall / bare,
+        }
+    return out
+
+
+def run_bench(model: str | None, threads: int, positions_path: str | None, arch: str | None = None,
+              search_movetime: float | None = None) -> dict:
     positions = position_set(positions_path or DEFAULT_POSITIONS)
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = Evaluator(random_model(arch, tmp) if arch else model, threads=threads)
+        if search_movetime:
+            return {"search": bench_search(evaluator, positions, search_movetime, ["alphabeta", "ucb1", "puct"]),
+                    "positions": len(positions.boards), "model": str(evaluator.path), "threads": threads}
         twin = scalar_twin(evaluator, tmp)
         figures = bench_core(evaluator, positions, twin)
     figures |= {"model": str(evaluator.path), "architecture": evaluator.config, "threads": threads,

@@ -13,11 +13,18 @@ from messiah.evaluator import ModelError
 def _bench(args: argparse.Namespace) -> None:
     from messiah.bench import run_bench
 
-    figures = run_bench(args.model, args.threads, args.positions, args.arch)
+    figures = run_bench(args.model, args.threads, args.positions, args.arch,
+                        args.movetime / 1000 if args.search else None)
     if args.json:
         print(json.dumps(figures, indent=2))
-    else:
-        for key, value in figures.items():
+        return
+    for key, value in figures.items():
+        if isinstance(value, dict):
+            print(key)
+            for k, v in value.items():
+                print(f"  {k:38s} " + (", ".join(f"{a} {b:.2f}" for a, b in v.items()) if isinstance(v, dict)
+                                       else f"{v:.1f}"))
+        else:
             print(f"{key:40s} {value:.1f}" if isinstance(value, float) else f"{key:40s} {value}")
 
 
@@ -97,6 +104,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
     p.add_argument("--positions", help="hcpe file to draw the fixed position set from")
     p.add_argument("--arch", help="bench a random-weight model of this shape instead, e.g. 7x64 (needs torch)")
+    p.add_argument("--search", action="store_true", help="bench the searches instead")
+    p.add_argument("--movetime", type=int, default=200, help="ms per position for --search")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_bench)
 

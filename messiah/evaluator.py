@@ -10,7 +10,7 @@ from __future__ import annotations
 import ctypes.util
 import json
 import os
-import sys
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from importlib import resources
@@ -113,7 +113,7 @@ class Evaluator:
     """Scores all legal moves of boards with an all-moves model.
 
     ``threads`` is onnxruntime's intra-op thread count (0: its default, all cores). ``calls`` counts
-    forward passes, ``positions`` the positions they covered.
+    forward passes, ``positions`` the positions they covered, ``seconds`` the time spent in them.
     """
 
     def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
@@ -124,13 +124,17 @@ class Evaluator:
         self.providers = self.session.get_providers()
         self.calls = 0
         self.positions = 0
+        self.seconds = 0.0
         self._one = np.zeros((1, *SHAPE), np.float32)
 
     def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """Raw call: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M)."""
+        start = time.perf_counter()
+        q = self.session.run(None, {"features": features, "moves": indices})[0]
+        self.seconds += time.perf_counter() - start
         self.calls += 1
         self.positions += len(features)
-        return self.session.run(None, {"features": features, "moves": indices})[0]
+        return q
 
     def score(self, board: cshogi.Board) -> MoveScores:
         """All legal moves of ``board`` with their Q. A position with no legal move gets empty arrays
@@ -166,7 +170,3 @@ class ScalarEvaluator:
 
     def values(self, features: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"features": features})[0]
-
-
-def print_error(message: str) -> None:
-    print(f"messiah: {message}", file=sys.stderr)

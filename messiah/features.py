@@ -177,6 +177,19 @@ def _write_batch(pieces, hands, turns, out):
         _write(pieces[i], hands[i], turns[i], out[i])
 
 
+# Waking the thread pool costs more than a few positions, and its threads then spin and take the core the
+# evaluator needs: small batches (the searches' leaves) run on the calling thread. (A separate function:
+# two dispatchers of one function would share one cache entry.)
+@njit(cache=_CACHE, nogil=True)
+def _write_batch_serial(pieces, hands, turns, out):
+    for i in range(pieces.shape[0]):
+        out[i] = 0.0
+        _write(pieces[i], hands[i], turns[i], out[i])
+
+
+PARALLEL_MIN = 64
+
+
 class PositionArrays(NamedTuple):
     """Positions as arrays: the batch input of :func:`planes`.
 
@@ -224,11 +237,12 @@ def hcp_arrays(hcps: np.ndarray) -> PositionArrays:
 
 
 def planes(arrays: PositionArrays, out: np.ndarray | None = None) -> np.ndarray:
-    """Feature planes for a batch: float32 (N, *SHAPE). Runs on all cores (numba prange)."""
+    """Feature planes for a batch: float32 (N, *SHAPE). Batches of ``PARALLEL_MIN`` or more use all cores."""
     n = len(arrays.turns)
     if out is None:
         out = np.empty((n, *SHAPE), np.float32)
-    _write_batch(arrays.pieces, arrays.hands, arrays.turns, out)
+    kernel = _write_batch if n >= PARALLEL_MIN else _write_batch_serial
+    kernel(arrays.pieces, arrays.hands, arrays.turns, out)
     return out
 
 
