@@ -1,20 +1,23 @@
 """The USI engine (``messiah-usi``, or ``messiah usi``).
 
-For now it searches one ply, as the method's authors report the evaluator alone already plays: a mate in
-one when cshogi finds one, otherwise the legal move with the highest Q. Whatever a GUI sends, the engine
-answers: a line it cannot use gets an ``info string`` saying why, and the previous state stays.
+The search is chosen by the ``Search`` option (alpha-beta, UCB1, PUCT) and runs on a worker thread, so
+``stop``, ``ponderhit`` and ``isready`` are answered while it thinks; bestmove is printed exactly once
+per go. Whatever a GUI sends, the engine answers: a line it cannot use gets an ``info string`` saying
+why, and the previous state stays.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 from collections.abc import Callable, Iterable
+from dataclasses import dataclass
 
 import cshogi
 
 from messiah import __version__
 from messiah.evaluator import Evaluator, ModelError
-from messiah.winrate import MAX_CP, WinRateScale
+from messiah.winrate import WinRateScale
 
 ENGINE_NAME = f"messiah {__version__}"
 
@@ -94,15 +97,90 @@ def _valid_sfen(board: cshogi.Board, sfen: str) -> bool:
     return board.is_ok() and kings[waiting] == 1 and max(kings.values()) <= 1
 
 
+@dataclass
+class Option:
+    """A USI option: ``kind`` is spin, check, combo or string."""
+
+    kind: str
+    default: object
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+
+    def declaration(self, name: str) -> str:
+        default = str(self.default).lower() if self.kind == "check" else self.default
+        text = f"option name {name} type {self.kind} default {default}"
+        if self.kind == "spin":
+            text += f" min {self.low} max {self.high}"
+        if self.kind == "combo":
+            text += "".join(f" var {c}" for c in self.choices)
+        return text
+
+    def parse(self, name: str, value: str) -> object:
+        """The option's value from ``value``; raises UsiError (the option stays unchanged)."""
+        if self.kind == "spin":
+            wrong = UsiError(f"{name} must be an integer {self.low}..{self.high}, got {value!r} (unchanged)")
+            if not value.lstrip("-").isdigit() or not self.low <= int(value) <= self.high:
+                raise wrong
+            return int(value)
+        if self.kind == "check":
+            if value not in ("true", "false"):
+                raise UsiError(f"{name} must be true or false, got {value!r} (unchanged)")
+            return value == "true"
+        if self.kind == "combo" and value not in self.choices:
+            raise UsiError(f"{name} must be one of {', '.join(self.choices)}, got {value!r} (unchanged)")
+        return value
+
+
+OPTIONS = {
+    "ModelPath": Option("string", "<default>"),
+    "Threads": Option("spin", 1, 1, 256),
+    "Search": Option("combo", "alphabeta", choices=("alphabeta", "ucb1", "puct")),
+    "USI_Hash": Option("spin", 256, 1, 65536),
+    "USI_Ponder": Option("check", False),
+    "ByoyomiMargin": Option("spin", 300, 0, 10000),  # ms kept back for process and GUI latency
+    "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root
+}
+HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
+MOVES_TO_GO = 30  # sudden death / Fischer: the share of the remaining time a move may take
+
+
+def think_time(go: dict[str, int], turn: int, margin_ms: int) -> float | None:
+    """Seconds to search for a ``go`` command's times, or None for no time limit."""
+    if "movetime" in go:
+        return max(0.0, go["movetime"] - margin_ms) / 1000
+    left = go.get("btime" if turn == cshogi.BLACK else "wtime")
+    if left is None and "byoyomi" not in go:
+        return None
+    left = left or 0
+    increment = go.get("binc" if turn == cshogi.BLACK else "winc", 0)
+    byoyomi = go.get("byoyomi", 0)
+    spendable = left + increment + byoyomi  # all the clock holds for this move
+    budget = min(left / MOVES_TO_GO + increment + byoyomi, spendable)
+    return max(0.0, budget - margin_ms) / 1000
+
+
 class UsiEngine:
-    """State and command handlers; ``run`` drives it from lines of input."""
+    """State and command handlers; ``run`` drives it from lines of input. ``go`` searches on a worker
+    thread so that ``stop``, ``ponderhit`` and ``isready`` are answered while it thinks."""
 
     def __init__(self, write: Callable[[str], None]):
-        self.write = write
-        self.options = {"ModelPath": "<default>", "Threads": 1}
+        self._lock = threading.Lock()
+        self._write = write
+        self.options = {name: option.default for name, option in OPTIONS.items()}
         self.evaluator: Evaluator | None = None
+        self.searcher = None
         self.board = cshogi.Board()
         self.scale = WinRateScale()
+        self._thread: threading.Thread | None = None
+        self._stop = threading.Event()
+        self._pondering = False
+        self._limits = None
+        self._ponder_time: float | None = None
+
+    def write(self, text: str) -> None:
+        with self._lock:
+            self._write(text)
 
     def handle(self, line: str) -> bool:
         """Handle one line; returns False on quit."""
@@ -110,9 +188,10 @@ class UsiEngine:
         if not words:
             return True
         command, args = words[0], words[1:]
-        handler = getattr(self, f"cmd_{command}", None)
         if command == "quit":
+            self._finish_search()
             return False
+        handler = getattr(self, f"cmd_{command}", None)
         if handler is None:
             self.write(f"info string unknown command: {command}")
             return True
@@ -126,12 +205,13 @@ class UsiEngine:
         for line in lines:
             if not self.handle(line.strip()):
                 break
+        self._finish_search()
 
     def cmd_usi(self, args: list[str]) -> None:
         self.write(f"id name {ENGINE_NAME}")
         self.write("id author the messiah developers")
-        self.write("option name ModelPath type string default <default>")
-        self.write("option name Threads type spin default 1 min 1 max 256")
+        for name, option in OPTIONS.items():
+            self.write(option.declaration(name))
         self.write("usiok")
 
     def cmd_setoption(self, args: list[str]) -> None:
@@ -139,18 +219,15 @@ class UsiEngine:
             raise UsiError("setoption: expected 'setoption name <name> value <value>'")
         cut = args.index("value") if "value" in args else len(args)
         name, value = " ".join(args[1:cut]), " ".join(args[cut + 1 :])
-        if name == "ModelPath":
-            self.options[name] = value or "<default>"
-            self.evaluator = None
-        elif name == "Threads":
-            if not value.isdigit() or not 1 <= int(value) <= 256:
-                raise UsiError(f"Threads must be an integer 1..256, got {value!r} (unchanged)")
-            self.options[name] = int(value)
-            self.evaluator = None
-        elif name.startswith("USI_"):
-            pass  # USI_Hash, USI_Ponder: accepted, not used by a one-ply engine
-        else:
+        if name not in OPTIONS:
             raise UsiError(f"unknown option {name!r}")
+        if self._searching():
+            raise UsiError(f"setoption {name} during a search is ignored")
+        option = OPTIONS[name]
+        self.options[name] = option.parse(name, value) if option.kind != "string" else value or "<default>"
+        if name in ("ModelPath", "Threads"):
+            self.evaluator = None
+        self.searcher = None
 
     def _load(self) -> Evaluator:
         if self.evaluator is None:
@@ -160,50 +237,144 @@ class UsiEngine:
             except ModelError as e:
                 raise UsiError(str(e)) from None
             self.evaluator.score(cshogi.Board())  # warm up
+            self.searcher = None
+        if self.searcher is None:
+            from search import make_searcher
+
+            extra = {"hash_entries": self.options["USI_Hash"] * 2**20 // HASH_ENTRY_BYTES} \
+                if self.options["Search"] == "alphabeta" else {}
+            self.searcher = make_searcher(self.options["Search"], self.evaluator,
+                                          mate_nodes=self.options["MateNodes"], **extra)
         return self.evaluator
 
     def cmd_isready(self, args: list[str]) -> None:
+        if not self._searching():
+            try:
+                self._load()
+            except UsiError as e:
+                self.write(f"info string error: {e}")
+        self.write("readyok")
+
+    def cmd_usinewgame(self, args: list[str]) -> None:
+        self._finish_search()
+        if self.searcher is not None:
+            self.searcher.new_game()
+
+    def cmd_position(self, args: list[str]) -> None:
+        if self._searching():
+            raise UsiError("position during a search is ignored (send stop first)")
+        self.board = parse_position(args)
+
+    def cmd_go(self, args: list[str]) -> None:
+        if self._searching():
+            raise UsiError("go during a search is ignored")
+        go, flags = _parse_go(args)
         try:
             self._load()
         except UsiError as e:
             self.write(f"info string error: {e}")
-        self.write("readyok")
+            self.write("bestmove resign")
+            return
+        from search import Limits
 
-    def cmd_usinewgame(self, args: list[str]) -> None:
-        pass
+        self._stop.clear()
+        self._pondering = "ponder" in flags
+        movetime = think_time(go, self.board.turn, self.options["ByoyomiMargin"])
+        endless = "infinite" in flags or self._pondering
+        self._ponder_time = movetime if self._pondering else None
+        limits = Limits(nodes=go.get("nodes"), depth=go.get("depth"), movetime=None if endless else movetime,
+                        stop=self._stop)
+        if "mate" in flags:
+            self._go_mate(go.get("mate"))
+            return
+        self._limits = limits
+        self._thread = threading.Thread(target=self._search, args=(self.board.copy(), limits), daemon=True)
+        self._thread.start()
 
-    def cmd_position(self, args: list[str]) -> None:
-        self.board = parse_position(args)
+    def _go_mate(self, limit: int | None) -> None:
+        from search.base import root_mate
 
-    def cmd_go(self, args: list[str]) -> None:
+        pv = root_mate(self.board, self.options["MateNodes"] or 1_000_000)
+        self.write("checkmate " + " ".join(cshogi.move_to_usi(m) for m in pv) if pv else "checkmate nomate")
+
+    def _search(self, board: cshogi.Board, limits) -> None:
+        """Worker thread: search, report, wait out a ponder or infinite search, print bestmove once."""
+        result = None
         try:
-            evaluator = self._load()
-        except UsiError as e:
-            self.write(f"info string error: {e}")
+            if board.is_game_over():
+                self.write("bestmove resign")
+                return
+            if board.is_nyugyoku():
+                self.write("bestmove win")
+                return
+            result = self.searcher.search(board, limits, self._info)
+        except Exception as e:  # the engine must answer go whatever happens
+            self.write(f"info string error: search failed: {e!r}")
+        if result is None or not result.bestmove:
             self.write("bestmove resign")
             return
-        if self.board.is_game_over():
-            self.write("bestmove resign")
-            return
-        mate = self.board.mate_move_in_1ply()
-        if mate:
-            self.write(f"info depth 1 score mate 1 pv {cshogi.move_to_usi(mate)}")
-            self.write(f"bestmove {cshogi.move_to_usi(mate)}")
-            return
-        move, q = evaluator.score(self.board).best()
-        usi = cshogi.move_to_usi(move)
-        cp = max(-MAX_CP + 1, min(MAX_CP - 1, self.scale.to_cp(q)))
-        self.write(f"info depth 1 nodes 1 score cp {cp} pv {usi}")
-        self.write(f"bestmove {usi}")
+        while (self._pondering or limits.movetime is None and limits.nodes is None and limits.depth is None) \
+                and not self._stop.is_set():
+            self._stop.wait(0.01)  # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit
+        ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
+        self.write(f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}")
+
+    def _info(self, r) -> None:
+        score = f"mate {r.mate}" if r.mate is not None else f"cp {self.scale.to_cp(r.winrate)}"
+        nps = int(r.nodes / r.elapsed) if r.elapsed > 0 else 0
+        hashfull = f" hashfull {self.searcher.hashfull()}" if hasattr(self.searcher, "hashfull") else ""
+        self.write(f"info depth {r.depth} seldepth {r.seldepth} nodes {r.nodes} nps {nps} "
+                   f"time {int(r.elapsed * 1000)}{hashfull} score {score} pv {' '.join(r.pv_usi)}")
 
     def cmd_stop(self, args: list[str]) -> None:
-        pass  # the one-ply search answers go at once; nothing is running
+        self._finish_search()
 
     def cmd_ponderhit(self, args: list[str]) -> None:
-        pass
+        """The expected move was played: the ponder search goes on as a timed search from now."""
+        if self._searching() and self._pondering and self._limits is not None:
+            if self._ponder_time is not None:
+                self._limits.movetime = self._limits.elapsed() + self._ponder_time
+            self._pondering = False
 
     def cmd_gameover(self, args: list[str]) -> None:
-        pass
+        self._finish_search()
+
+    def _searching(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def _finish_search(self) -> None:
+        """Stop a running search and wait for its bestmove."""
+        if self._thread is not None:
+            self._pondering = False
+            self._stop.set()
+            self._thread.join()
+            self._thread = None
+
+
+GO_NUMBERS = ("btime", "wtime", "byoyomi", "binc", "winc", "nodes", "depth", "movetime")
+
+
+def _parse_go(args: list[str]) -> tuple[dict[str, int], set[str]]:
+    """go's numeric arguments and flags (infinite, ponder, mate). Raises UsiError for nonsense."""
+    numbers, flags, i = {}, set(), 0
+    while i < len(args):
+        word = args[i]
+        if word in GO_NUMBERS or (word == "mate" and i + 1 < len(args) and args[i + 1].lstrip("-").isdigit()):
+            if i + 1 >= len(args) or not args[i + 1].lstrip("-").isdigit():
+                raise UsiError(f"go: {word} needs a number")
+            numbers[word] = int(args[i + 1])
+            if word == "mate":
+                flags.add("mate")
+            i += 2
+        elif word in ("infinite", "ponder", "mate"):
+            flags.add(word)
+            i += 1
+        else:
+            raise UsiError(f"go: unknown argument {word!r}")
+    for key in ("nodes", "depth"):
+        if key in numbers and numbers[key] < 1:
+            raise UsiError(f"go: {key} must be positive")
+    return numbers, flags
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -11,6 +11,8 @@ position two plies (or more) down the previous root's tree reuses that subtree.
 - UCB1: argmax mean + c * sqrt(ln N / n) (the method's multi-armed bandit search);
 - PUCT: argmax mean + c * P * sqrt(N) / (1 + n) with P = softmax(Q / temperature), the move scores used
   as a policy (the variant the method's authors doubted: a match decides).
+
+A depth limit means: stop once a simulation has reached that many plies below the root.
 """
 
 from __future__ import annotations
@@ -114,7 +116,7 @@ class BanditSearch(Searcher):
             root = self._new_node(board, self.cache.get(board), 0)
         root.terminal = None  # the root is searched, whatever its mate-in-one flag says
         self.root = root
-        no_limit = limits.nodes is None and limits.movetime is None and limits.stop is None
+        no_limit = limits.nodes is None and limits.movetime is None and limits.depth is None and limits.stop is None
         budget = DEFAULT_NODES if no_limit else limits.nodes
         playouts, seldepth, last_info = 0, 0, limits.elapsed()
 
@@ -132,6 +134,8 @@ class BanditSearch(Searcher):
         while budget is None or playouts < budget:
             if limits.out_of_time() or root.terminal is not None:
                 break
+            if limits.depth is not None and seldepth >= limits.depth:
+                break  # the tree has reached the asked depth
             want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
             depth = self._simulate_batch(root, board, want)
             playouts += want

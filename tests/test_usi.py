@@ -3,13 +3,14 @@ by cshogi.usi.Engine, the way cshogi.cli and GUIs drive it."""
 
 import random
 import shutil
+import time
 from pathlib import Path
 
 import cshogi
 import pytest
 from cshogi.usi import Engine
 
-from messiah.usi import UsiEngine, UsiError, parse_position
+from messiah.usi import UsiEngine, UsiError, parse_position, think_time
 
 MATES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mates" / "mate1.tsv"
 
@@ -17,6 +18,18 @@ MATES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mates" / "mat
 def engine() -> tuple[UsiEngine, list[str]]:
     out: list[str] = []
     return UsiEngine(out.append), out
+
+
+def go(e: UsiEngine, line: str, timeout: float = 30.0) -> None:
+    """Send a go command and wait for its search to finish."""
+    e.handle(line)
+    if e._thread is not None:
+        e._thread.join(timeout)
+        assert not e._thread.is_alive(), "the search did not end"
+
+
+def bestmoves(out: list[str]) -> list[str]:
+    return [line for line in out if line.startswith("bestmove")]
 
 
 def test_handshake_lists_options():
@@ -30,13 +43,15 @@ def test_handshake_lists_options():
 
 def test_go_plays_a_legal_move_and_prints_bestmove_once():
     e, out = engine()
-    for line in ("isready", "position startpos moves 7g7f 3c3d", "go byoyomi 1000"):
+    for line in ("isready", "position startpos moves 7g7f 3c3d"):
         e.handle(line)
-    best = [line for line in out if line.startswith("bestmove")]
+    go(e, "go byoyomi 1000")
+    best = bestmoves(out)
     assert len(best) == 1
     board = parse_position(["startpos", "moves", "7g7f", "3c3d"])
     assert board.move_from_usi(best[0].split()[1]) in set(board.legal_moves)
-    assert any(line.startswith("info depth 1") and " score cp " in line for line in out)
+    info = [line.split() for line in out if line.startswith("info depth")]
+    assert info and all(w in info[-1] for w in ("seldepth", "nodes", "nps", "time", "hashfull", "score", "pv"))
 
 
 @pytest.mark.parametrize("line", [
@@ -70,7 +85,7 @@ def test_bad_option_values_are_reported():
     e.handle("setoption name ModelPath value /no/such/model.onnx")
     e.handle("isready")
     assert "not found" in out[-2] and out[-1] == "readyok"
-    e.handle("go")
+    go(e, "go")
     assert out[-1] == "bestmove resign"
 
 
@@ -79,7 +94,7 @@ def test_mate_in_one_is_played():
     e, out = engine()
     for sfen, _, _ in problems:
         e.handle(f"position sfen {sfen}")
-        e.handle("go byoyomi 100")
+        go(e, "go byoyomi 100")
         board = cshogi.Board(sfen)
         board.push_usi(out[-1].split()[1])
         assert board.is_game_over(), sfen
@@ -90,14 +105,106 @@ def test_fuzz_then_still_ready():
     words = ["usi", "isready", "go", "position", "startpos", "sfen", "moves", "setoption", "name", "value",
              "7g7f", "P*5e", "8h2b+", "stop", "ponderhit", "Threads", "ModelPath", "1", "-3", "\x00", "???"]
     e, out = engine()
+    e.handle("isready")
     for _ in range(1000):
         line = " ".join(rng.choice(words) for _ in range(rng.randint(0, 8)))
-        if line.split()[:1] == ["quit"]:
-            continue
+        if line.split()[:1] == ["go"]:
+            line += " nodes 20"  # a random go must not run forever (go infinite waits for stop)
         assert e.handle(line)
+        e.handle("stop")
     e.handle("setoption name ModelPath value <default>")
     e.handle("isready")
     assert out[-1] == "readyok"
+
+
+def test_go_infinite_answers_stop_promptly_and_once():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position startpos")
+    e.handle("go infinite")
+    time.sleep(0.5)
+    assert bestmoves(out) == []  # infinite: no bestmove before stop
+    start = time.perf_counter()
+    e.handle("stop")
+    assert time.perf_counter() - start < 1.0
+    assert len(bestmoves(out)) == 1
+    e.handle("stop")
+    assert len(bestmoves(out)) == 1
+
+
+def test_ponder_then_ponderhit_becomes_a_timed_search():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position startpos moves 7g7f 3c3d")
+    e.handle("go ponder byoyomi 500")
+    time.sleep(0.3)
+    assert bestmoves(out) == []
+    e.handle("ponderhit")
+    e._thread.join(5)
+    assert len(bestmoves(out)) == 1
+
+
+@pytest.mark.parametrize("search", ["alphabeta", "ucb1", "puct"])
+@pytest.mark.parametrize("limit", ["nodes 30", "depth 2", "movetime 200"])
+def test_every_search_and_limit(search, limit):
+    e, out = engine()
+    e.handle(f"setoption name Search value {search}")
+    e.handle("isready")
+    e.handle("position startpos moves 2g2f 8c8d")
+    go(e, f"go {limit}")
+    assert len(bestmoves(out)) == 1
+    board = parse_position(["startpos", "moves", "2g2f", "8c8d"])
+    move, *ponder = bestmoves(out)[0].split()[1:]
+    assert board.move_from_usi(move) in set(board.legal_moves)
+    if ponder:
+        assert ponder[0] == "ponder"
+
+
+def test_go_mate_prints_the_mate():
+    e, out = engine()
+    e.handle("position sfen 9/9/8k/7R1/7G1/9/9/9/9 b r2b3g4s4n4l18p 1")
+    e.handle("go mate 1000")
+    assert out[-1] == "checkmate 2e1d 1c1b 1d2c 1b1a 2c2b"
+    e.handle("position startpos")
+    e.handle("go mate 1000")
+    assert out[-1] == "checkmate nomate"
+
+
+@pytest.mark.parametrize("line,needle", [
+    ("setoption name Search value minimax", "Search must be one of"),
+    ("setoption name USI_Ponder value maybe", "true or false"),
+    ("setoption name USI_Hash value 0", "USI_Hash must be an integer"),
+    ("go nodes", "needs a number"),
+    ("go depth 0", "must be positive"),
+    ("go sideways", "unknown argument"),
+])
+def test_malformed_commands_are_explained(line, needle):
+    e, out = engine()
+    e.handle(line)
+    assert out[-1].startswith("info string error") and needle in out[-1]
+    assert e.options["Search"] == "alphabeta" and e.options["USI_Hash"] == 256
+
+
+def test_think_time():
+    black = cshogi.BLACK
+    assert think_time({"byoyomi": 1000}, black, 300) == pytest.approx(0.7)
+    assert think_time({"movetime": 500}, black, 100) == pytest.approx(0.4)
+    assert think_time({}, black, 300) is None
+    # sudden death: a share of the clock, never more than it holds
+    assert 0 < think_time({"btime": 60000, "wtime": 1}, black, 300) <= 60000 / 30 / 1000
+    assert think_time({"btime": 100, "wtime": 100}, black, 300) == 0
+    # Fischer: the increment is spendable
+    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, 300) == pytest.approx(1.7)
+
+
+def test_a_byoyomi_move_comes_within_its_time():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position startpos")
+    start = time.perf_counter()
+    go(e, "go btime 0 wtime 0 byoyomi 1000")
+    assert time.perf_counter() - start < 1.0  # the margin keeps it inside the byoyomi
+    assert len(bestmoves(out)) == 1
 
 
 def test_quit_stops_the_loop():
