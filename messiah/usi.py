@@ -140,6 +140,7 @@ OPTIONS = {
     "USI_Ponder": Option("check", False),
     "ByoyomiMargin": Option("spin", 300, 0, 10000),  # ms kept back for process and GUI latency
     "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root
+    "BatchSize": Option("spin", 1, 1, 1024),  # leaves per forward pass for ucb1/puct (raise it on a GPU)
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 MOVES_TO_GO = 30  # sudden death / Fischer: the share of the remaining time a move may take
@@ -241,8 +242,10 @@ class UsiEngine:
         if self.searcher is None:
             from search import make_searcher
 
-            extra = {"hash_entries": self.options["USI_Hash"] * 2**20 // HASH_ENTRY_BYTES} \
-                if self.options["Search"] == "alphabeta" else {}
+            if self.options["Search"] == "alphabeta":
+                extra = {"hash_entries": self.options["USI_Hash"] * 2**20 // HASH_ENTRY_BYTES}
+            else:
+                extra = {"batch_size": self.options["BatchSize"]}
             self.searcher = make_searcher(self.options["Search"], self.evaluator,
                                           mate_nodes=self.options["MateNodes"], **extra)
         return self.evaluator

@@ -170,6 +170,29 @@ def test_search_avoids_a_losing_perpetual_check(evaluator, name):
     assert board.is_draw(16) != cshogi.REPETITION_WIN, (name, result.pv_usi)
 
 
+@pytest.mark.parametrize("name", ["ucb1", "puct"])
+def test_tree_is_reused_two_plies_later(evaluator, name):
+    searcher = make_searcher(name, evaluator, mate_nodes=0)
+    board = cshogi.Board()
+    first = searcher.search(board, Limits(nodes=300))
+    board.push(first.pv[0])
+    board.push(first.pv[1])
+    reused = searcher._find_reusable(board)
+    assert reused is not None
+    before = reused.visits
+    searcher.search(board, Limits(nodes=50))
+    assert searcher.root is reused and reused.visits >= before + 50
+
+
+@pytest.mark.parametrize("name", ["ucb1", "puct"])
+def test_batched_leaves_make_fewer_forward_passes(evaluator, name):
+    board = cshogi.Board("lnsgk2nl/1r4gs1/p1pppp1pp/6p2/1p5P1/2P6/PPBPPPP1P/7R1/LN1GKGSNL b BSp 1")
+    calls = evaluator.calls
+    result = make_searcher(name, evaluator, mate_nodes=0, batch_size=16).search(board, Limits(nodes=160))
+    assert result.bestmove in set(board.legal_moves)
+    assert evaluator.calls - calls <= 160 // 16 + 2  # one pass per batch (+ the root)
+
+
 def test_unknown_search_name(evaluator):
     with pytest.raises(ValueError, match="unknown search"):
         make_searcher("minimax", evaluator)

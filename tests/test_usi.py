@@ -207,6 +207,23 @@ def test_a_byoyomi_move_comes_within_its_time():
     assert len(bestmoves(out)) == 1
 
 
+def test_entering_king_is_declared():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position sfen K+R+B+P+P+P+P+P+P/+P+P+P+P+P+P+P+P+P/9/9/9/9/9/9/8k b RB4G4S4N4L 1")
+    go(e, "go byoyomi 1000")
+    assert bestmoves(out) == ["bestmove win"]
+
+
+def test_batched_bandit_search_through_usi():
+    e, out = engine()
+    for line in ("setoption name Search value puct", "setoption name BatchSize value 8", "isready",
+                 "position startpos"):
+        e.handle(line)
+    go(e, "go nodes 64")
+    assert e.searcher.batch_size == 8 and len(bestmoves(out)) == 1
+
+
 def test_quit_stops_the_loop():
     e, out = engine()
     e.run(["usi", "quit", "isready"])
