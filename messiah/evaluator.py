@@ -21,7 +21,7 @@ import numpy as np
 import onnxruntime as ort
 
 from messiah.features import FEATURE_VERSION, SHAPE, PositionArrays, board_arrays, board_planes, planes
-from messiah.moves import legal_move_indices
+from messiah.moves import legal_move_indices, pad_indices
 
 _QUIET = 3  # onnxruntime log severity: errors only
 
@@ -152,12 +152,9 @@ class Evaluator:
     def score_arrays(self, arrays: PositionArrays,
                      legal: Sequence[tuple[np.ndarray, np.ndarray]]) -> list[MoveScores]:
         """Score positions given as arrays with their (moves, indices) lists; one forward pass."""
-        width = max((len(m) for m, _ in legal), default=0)
-        if width == 0:
+        padded, _ = pad_indices([idx for _, idx in legal])
+        if padded.shape[1] == 0:
             return [MoveScores(m, i, np.zeros(0, np.float32)) for m, i in legal]
-        padded = np.zeros((len(legal), width), np.int64)
-        for row, (_, idx) in enumerate(legal):
-            padded[row, : len(idx)] = idx
         q = self.run(planes(arrays), padded)
         return [MoveScores(m, i, q[row, : len(i)]) for row, (m, i) in enumerate(legal)]
 

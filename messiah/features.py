@@ -205,15 +205,19 @@ class PositionArrays(NamedTuple):
     def empty(n: int) -> PositionArrays:
         return PositionArrays(np.zeros((n, 81), np.int8), np.zeros((n, 2, 7), np.int8), np.zeros(n, np.int8))
 
+    def set(self, i: int, board: cshogi.Board) -> None:
+        """Copy ``board`` into row ``i``."""
+        self.pieces[i] = board.pieces
+        self.hands[i] = board.pieces_in_hand
+        self.turns[i] = board.turn
+
 
 def board_arrays(boards: Iterable[cshogi.Board]) -> PositionArrays:
     """Copy boards into :class:`PositionArrays`."""
     boards = list(boards)
     arrays = PositionArrays.empty(len(boards))
     for i, board in enumerate(boards):
-        arrays.pieces[i] = board.pieces
-        arrays.hands[i] = board.pieces_in_hand
-        arrays.turns[i] = board.turn
+        arrays.set(i, board)
     return arrays
 
 
@@ -224,15 +228,12 @@ def hcp_arrays(hcps: np.ndarray) -> PositionArrays:
     """
     arrays = PositionArrays.empty(len(hcps))
     board = cshogi.Board()
-    pieces, hands, turns = arrays
     for i in range(len(hcps)):
         try:
             board.set_hcp(hcps[i])
         except RuntimeError as e:
             raise ValueError(f"record {i} is not a valid HuffmanCodedPos: {e}") from None
-        pieces[i] = board.pieces
-        hands[i] = board.pieces_in_hand
-        turns[i] = board.turn
+        arrays.set(i, board)
     return arrays
 
 

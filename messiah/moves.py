@@ -79,6 +79,18 @@ def legal_move_indices(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray]:
     return moves, move_indices(moves, board.turn)
 
 
+def pad_indices(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
+    """Ragged per-position index arrays as one (N, max M) int64 array padded with index 0, and the mask
+    of real entries: the batch input of the network."""
+    width = max((len(r) for r in rows), default=0)
+    padded = np.zeros((len(rows), width), np.int64)
+    mask = np.zeros((len(rows), width), bool)
+    for i, r in enumerate(rows):
+        padded[i, : len(r)] = r
+        mask[i, : len(r)] = True
+    return padded, mask
+
+
 def decode_index(index: int, turn: int) -> str:
     """The USI string of the move shape ``index`` for the side ``turn`` (it may be illegal in a given
     position). Raises ValueError for an index out of range or one no move can have (a promoted drop)."""

@@ -16,7 +16,7 @@ import cshogi
 import numpy as np
 
 from messiah.features import hcp_arrays, planes
-from messiah.moves import legal_move_indices, move_indices
+from messiah.moves import legal_move_indices, move_indices, pad_indices
 
 HCPE = cshogi.HuffmanCodedPosAndEval
 
@@ -78,12 +78,7 @@ def make_batch(records: np.ndarray) -> Batch:
             legal.append(idx)
             teacher.append(where[0])
     keep = np.array(keep, np.int64)
-    width = max(len(x) for x in legal)
-    padded = np.zeros((len(keep), width), np.int64)
-    mask = np.zeros((len(keep), width), bool)
-    for row, idx in enumerate(legal):
-        padded[row, : len(idx)] = idx
-        mask[row, : len(idx)] = True
+    padded, mask = pad_indices(legal)
     turns = arrays.turns[keep]
     game_result = records["gameResult"][keep]
     winner = np.where(game_result == cshogi.BLACK_WIN, cshogi.BLACK, cshogi.WHITE)
