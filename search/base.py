@@ -150,9 +150,15 @@ class EvalCache:
         self.entries.clear()
 
 
+def has_opponent_king(board: cshogi.Board) -> bool:
+    """False in a tsume-shogi problem's lines where the side to move is the defender and the attacker has
+    no king: there is nothing to mate (and cshogi's df-pn crashes when asked to)."""
+    return board.king_square(cshogi.opponent(board.turn)) < 81
+
+
 def root_mate(board: cshogi.Board, max_nodes: int) -> list[int] | None:
     """A forced mate for the side to move found by cshogi's df-pn within ``max_nodes``: its PV, or None."""
-    if max_nodes <= 0 or board.is_check():  # df-pn searches mates by checks; in check we must escape
+    if max_nodes <= 0 or board.is_check() or not has_opponent_king(board):  # in check we must escape first
         return None
     dfpn = cshogi.DfPn()
     dfpn.set_max_search_node(max_nodes)
