@@ -143,6 +143,7 @@ OPTIONS = {
     "BatchSize": Option("spin", 1, 1, 1024),  # leaves per forward pass for ucb1/puct (raise it on a GPU)
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
+CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
 MOVES_TO_GO = 30  # sudden death / Fischer: the share of the remaining time a move may take
 
 
@@ -242,12 +243,14 @@ class UsiEngine:
         if self.searcher is None:
             from search import make_searcher
 
+            half = self.options["USI_Hash"] * 2**20 // 2  # the table gets half, the evaluation cache half
             if self.options["Search"] == "alphabeta":
-                extra = {"hash_entries": self.options["USI_Hash"] * 2**20 // HASH_ENTRY_BYTES}
+                extra = {"hash_entries": half // HASH_ENTRY_BYTES}
             else:
                 extra = {"batch_size": self.options["BatchSize"]}
             self.searcher = make_searcher(self.options["Search"], self.evaluator,
                                           mate_nodes=self.options["MateNodes"], **extra)
+            self.searcher.cache.max_entries = max(1, half // CACHE_ENTRY_BYTES)
         return self.evaluator
 
     def cmd_isready(self, args: list[str]) -> None:

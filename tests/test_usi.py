@@ -207,6 +207,17 @@ def test_a_byoyomi_move_comes_within_its_time():
     assert len(bestmoves(out)) == 1
 
 
+def test_usi_hash_bounds_the_tables():
+    e, out = engine()
+    e.handle("setoption name USI_Hash value 1")
+    e.handle("isready")
+    assert e.searcher.cache.max_entries == 2**20 // 2 // 1600
+    assert e.searcher.hash_entries == 2**20 // 2 // 256
+    go(e, "go nodes 2000")
+    assert len(e.searcher.cache.entries) <= e.searcher.cache.max_entries
+    assert len(e.searcher.tt) <= e.searcher.hash_entries
+
+
 def test_entering_king_is_declared():
     e, out = engine()
     e.handle("isready")
