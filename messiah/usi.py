@@ -305,25 +305,22 @@ class UsiEngine:
 
     def _search(self, board: cshogi.Board, limits) -> None:
         """Worker thread: search, report, wait out a ponder or infinite search, print bestmove once."""
-        result = None
+        reply = "bestmove resign"
         try:
-            if board.is_game_over():
-                self.write("bestmove resign")
-                return
             if board.is_nyugyoku():
-                self.write("bestmove win")
-                return
-            result = self.searcher.search(board, limits, self._info)
+                reply = "bestmove win"
+            elif not board.is_game_over():
+                result = self.searcher.search(board, limits, self._info)
+                if result.bestmove:
+                    ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
+                    reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}"
         except Exception as e:  # the engine must answer go whatever happens
             self.write(f"info string error: search failed: {e!r}")
-        if result is None or not result.bestmove:
-            self.write("bestmove resign")
-            return
+        # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit, whatever the answer
         while (self._pondering or limits.movetime is None and limits.nodes is None and limits.depth is None) \
                 and not self._stop.is_set():
-            self._stop.wait(0.01)  # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit
-        ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
-        self.write(f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}")
+            self._stop.wait(0.01)
+        self.write(reply)
 
     def _info(self, r) -> None:
         score = f"mate {r.mate}" if r.mate is not None else f"cp {self.scale.to_cp(r.winrate)}"

@@ -5,7 +5,7 @@ no visit to its children: its value is the best Q. A depth-d search calls the ne
 0..d-1. On top of that:
 
 - iterative deepening with aspiration windows around the previous iteration's value;
-- a transposition table keyed by cshogi's zobrist hash (size-limited, oldest entries out first) whose
+- a transposition table keyed by cshogi's zobrist hash (size-limited, least recently written out first) whose
   best move is searched first; the other moves go in order of Q;
 - principal variation search: moves after the first get a null window, and late quiet moves are
   reduced by a ply (re-searched at full depth when they beat alpha);
@@ -32,6 +32,7 @@ from search.base import (
     Searcher,
     SearchResult,
     clamp,
+    mate_in_one,
     mate_plies,
     terminal_value,
     win_in,
@@ -138,7 +139,7 @@ class AlphaBeta(Searcher):
             ):
                 return entry.value
         scores = self.cache.get(board)
-        if ply > 0 and not board.is_check() and board.mate_move_in_1ply():
+        if ply > 0 and mate_in_one(board):
             return win_in(ply + 1)
         if depth <= 1:
             return self._horizon(board, scores.moves, scores.q, ply)
@@ -199,6 +200,7 @@ class AlphaBeta(Searcher):
         return best
 
     def _store(self, key: int, entry: _Entry) -> None:
+        self.tt.pop(key, None)  # a rewritten entry goes to the back: eviction takes the least recently written
         self.tt[key] = entry
         if len(self.tt) > self.hash_entries:
             del self.tt[next(iter(self.tt))]

@@ -156,6 +156,14 @@ def has_opponent_king(board: cshogi.Board) -> bool:
     return board.king_square(cshogi.opponent(board.turn)) < 81
 
 
+def mate_in_one(board: cshogi.Board) -> int:
+    """cshogi's mate-in-one move, or 0. Asked only when it means something: the side to move is not in
+    check and the opponent has a king (cshogi answers a 'mate' of a missing king otherwise)."""
+    if board.is_check() or not has_opponent_king(board):
+        return 0
+    return board.mate_move_in_1ply()
+
+
 def root_mate(board: cshogi.Board, max_nodes: int) -> list[int] | None:
     """A forced mate for the side to move found by cshogi's df-pn within ``max_nodes``: its PV, or None."""
     if max_nodes <= 0 or board.is_check() or not has_opponent_king(board):  # in check we must escape first
@@ -190,7 +198,7 @@ class Searcher(ABC):
             return SearchResult(0, 0.0, 0, [], 1, 0, 0, 0, limits.elapsed())
         if board.is_nyugyoku():
             return None  # the USI layer declares; the search itself plays on
-        mate1 = 0 if board.is_check() else board.mate_move_in_1ply()
+        mate1 = mate_in_one(board)
         pv = [mate1] if mate1 else root_mate(board, self.mate_nodes)
         if pv:
             return SearchResult(pv[0], 1.0, len(pv), pv, 1, len(pv), len(pv),

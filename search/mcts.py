@@ -30,6 +30,8 @@ from search.base import (
     SearchResult,
     clamp,
     has_opponent_king,
+    is_proven,
+    mate_in_one,
     terminal_value,
 )
 
@@ -98,9 +100,9 @@ class BanditSearch(Searcher):
         node = Node(board.zobrist_hash(), scores, self.prior_visits)
         if len(node.moves) == 0:
             node.terminal = 0.0  # mated (tree values stay win rates so that they average)
-        elif not board.is_check():
-            mate, plies = board.mate_move_in_1ply(), 1
-            if not mate and self.leaf_dfpn is not None and has_opponent_king(board) and self.leaf_dfpn.search(board):
+        elif not board.is_check() and has_opponent_king(board):
+            mate, plies = mate_in_one(board), 1
+            if not mate and self.leaf_dfpn is not None and self.leaf_dfpn.search(board):
                 mate, plies = self.leaf_dfpn.get_move(board), len(self.leaf_dfpn.get_pv(board))
             # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
             hit = np.flatnonzero((node.moves & 0xFFFF) == (mate & 0xFFFF)) if mate else []
@@ -185,9 +187,11 @@ class BanditSearch(Searcher):
                 child = node.children.get(move)
                 if child is None:
                     ended = terminal_value(board, pushed)
-                    if ended is not None:
+                    if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
                         node.children[move] = Node(board.zobrist_hash(), None, 0, terminal=clamp(ended))
                         leaf_value = clamp(ended)
+                    elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the
+                        leaf_value = ended   # first recurrence, and the line may still be played on)
                     else:
                         cached = self.cache.peek(board)
                         if cached is not None:
