@@ -18,6 +18,7 @@ import cshogi
 from messiah import __version__
 from messiah.evaluator import Evaluator, ModelError
 from messiah.winrate import WinRateScale
+from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
 
@@ -141,25 +142,42 @@ OPTIONS = {
     "ByoyomiMargin": Option("spin", 300, 0, 10000),  # ms kept back for process and GUI latency
     "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root
     "BatchSize": Option("spin", 1, 1, 1024),  # leaves per forward pass for ucb1/puct (raise it on a GPU)
+    "Ucb1C": Option("spin", round(100 * UCB1_C), 0, 1000),  # ucb1's exploration constant, in hundredths
+    "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
+    "PuctTemperature": Option("spin", round(1000 * PUCT_TEMPERATURE), 1, 10000),  # softmax(Q / T), T in 1/1000
+    "MultiPV": Option("spin", 1, 1, 600),
+    "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
+    "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
+    "ScoreScale": Option("spin", round(1 / WinRateScale.a), 1, 100000),  # cp = (logit(winrate) - b) * this
+    "ScoreBias": Option("spin", round(1000 * WinRateScale.b), -10000, 10000),  # b of that, in thousandths
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
-MOVES_TO_GO = 30  # sudden death / Fischer: the share of the remaining time a move may take
+MOVES_TO_GO = 30  # sudden death / Fischer: a normal move takes this share of the main time left
+MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
 
 
-def think_time(go: dict[str, int], turn: int, margin_ms: int) -> float | None:
-    """Seconds to search for a ``go`` command's times, or None for no time limit."""
+def think_time(go: dict[str, int], turn: int, margin_ms: int) -> tuple[float | None, float | None]:
+    """(optimum, maximum) seconds to search for a ``go`` command's times; (None, None) for no time limit.
+
+    A normal move takes ``optimum``; the search stretches it up to ``maximum`` while its best move keeps
+    changing and stops well before it when the move is obvious (see search.base.Limits). Byoyomi is use-it-
+    or-lose-it, so only the main time is stretched. The margin for process and GUI latency is taken off
+    both, but never more than half of the time: a byoyomi shorter than the margin still gets a search."""
     if "movetime" in go:
-        return max(0.0, go["movetime"] - margin_ms) / 1000
+        budget = go["movetime"] - min(margin_ms, go["movetime"] / 2)
+        return None, max(0.0, budget) / 1000
     left = go.get("btime" if turn == cshogi.BLACK else "wtime")
     if left is None and "byoyomi" not in go:
-        return None
-    left = left or 0
+        return None, None
+    left = max(0, left or 0)
     increment = go.get("binc" if turn == cshogi.BLACK else "winc", 0)
     byoyomi = go.get("byoyomi", 0)
-    spendable = left + increment + byoyomi  # all the clock holds for this move
-    budget = min(left / MOVES_TO_GO + increment + byoyomi, spendable)
-    return max(0.0, budget - margin_ms) / 1000
+    sure = increment + byoyomi  # time this move gets whatever the main time does
+    optimum = left / MOVES_TO_GO + sure
+    maximum = left * MAX_STRETCH / MOVES_TO_GO + sure
+    margin = min(margin_ms, maximum / 2)
+    return max(0.0, optimum - margin) / 1000, max(0.0, maximum - margin) / 1000
 
 
 class UsiEngine:
@@ -176,6 +194,7 @@ class UsiEngine:
         self.scale = WinRateScale()
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
+        self._replied = threading.Event()  # set once the running go's bestmove is written
         self._pondering = False
         self._limits = None
         self._ponder_time: float | None = None
@@ -244,13 +263,18 @@ class UsiEngine:
             from search import make_searcher
 
             half = self.options["USI_Hash"] * 2**20 // 2  # the table gets half, the evaluation cache half
-            if self.options["Search"] == "alphabeta":
-                extra = {"hash_entries": half // HASH_ENTRY_BYTES}
-            else:
-                extra = {"batch_size": self.options["BatchSize"]}
+            extra: dict[str, float] = {"hash_entries": half // HASH_ENTRY_BYTES}
+            if self.options["Search"] == "ucb1":
+                extra = {"batch_size": self.options["BatchSize"], "c": self.options["Ucb1C"] / 100}
+            elif self.options["Search"] == "puct":
+                extra = {"batch_size": self.options["BatchSize"], "c": self.options["PuctC"] / 100,
+                         "temperature": self.options["PuctTemperature"] / 1000}
             self.searcher = make_searcher(self.options["Search"], self.evaluator,
                                           mate_nodes=self.options["MateNodes"], **extra)
             self.searcher.cache.max_entries = max(1, half // CACHE_ENTRY_BYTES)
+        self.searcher.multipv = self.options["MultiPV"]
+        self.searcher.draw_ply = self.options["MaxMovesToDraw"]
+        self.scale = WinRateScale(1 / self.options["ScoreScale"], self.options["ScoreBias"] / 1000)
         return self.evaluator
 
     def cmd_isready(self, args: list[str]) -> None:
@@ -274,6 +298,7 @@ class UsiEngine:
     def cmd_go(self, args: list[str]) -> None:
         if self._searching():
             raise UsiError("go during a search is ignored")
+        self._finish_search()  # the previous worker has written its bestmove: join it
         go, flags = _parse_go(args)
         try:
             self._load()
@@ -285,15 +310,16 @@ class UsiEngine:
 
         self._stop.clear()
         self._pondering = "ponder" in flags
-        movetime = think_time(go, self.board.turn, self.options["ByoyomiMargin"])
+        optimum, maximum = think_time(go, self.board.turn, self.options["ByoyomiMargin"])
         endless = "infinite" in flags or self._pondering
-        self._ponder_time = movetime if self._pondering else None
-        limits = Limits(nodes=go.get("nodes"), depth=go.get("depth"), movetime=None if endless else movetime,
-                        stop=self._stop)
+        self._ponder_time = (optimum, maximum) if self._pondering else None
+        limits = Limits(nodes=go.get("nodes"), depth=go.get("depth"), movetime=None if endless else maximum,
+                        optimum=None if endless else optimum, stop=self._stop)
         if "mate" in flags:
             self._go_mate(go.get("mate"))
             return
         self._limits = limits
+        self._replied.clear()
         self._thread = threading.Thread(target=self._search, args=(self.board.copy(), limits), daemon=True)
         self._thread.start()
 
@@ -311,7 +337,9 @@ class UsiEngine:
                 reply = "bestmove win"
             elif not board.is_game_over():
                 result = self.searcher.search(board, limits, self._info)
-                if result.bestmove:
+                if result.bestmove and self.scale.to_cp(result.winrate) <= -self.options["ResignValue"]:
+                    reply = "bestmove resign"
+                elif result.bestmove:
                     ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
                     reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}"
         except Exception as e:  # the engine must answer go whatever happens
@@ -320,14 +348,18 @@ class UsiEngine:
         while (self._pondering or limits.movetime is None and limits.nodes is None and limits.depth is None) \
                 and not self._stop.is_set():
             self._stop.wait(0.01)
+        self._replied.set()  # before the write: the GUI may answer at once
         self.write(reply)
 
     def _info(self, r) -> None:
-        score = f"mate {r.mate}" if r.mate is not None else f"cp {self.scale.to_cp(r.winrate)}"
         nps = int(r.nodes / r.elapsed) if r.elapsed > 0 else 0
         hashfull = f" hashfull {self.searcher.hashfull()}" if hasattr(self.searcher, "hashfull") else ""
-        self.write(f"info depth {r.depth} seldepth {r.seldepth} nodes {r.nodes} nps {nps} "
-                   f"time {int(r.elapsed * 1000)}{hashfull} score {score} pv {' '.join(r.pv_usi)}")
+        head = f"info depth {r.depth} seldepth {r.seldepth} nodes {r.nodes} nps {nps} time {int(r.elapsed * 1000)}"
+        lines = r.lines or [(r.winrate, r.mate, r.pv)]
+        for k, (winrate, mate, pv) in enumerate(lines, 1):
+            score = f"mate {mate}" if mate is not None else f"cp {self.scale.to_cp(winrate)}"
+            multipv = f" multipv {k}" if r.lines else ""
+            self.write(f"{head}{hashfull}{multipv} score {score} pv {' '.join(cshogi.move_to_usi(m) for m in pv)}")
 
     def cmd_stop(self, args: list[str]) -> None:
         self._finish_search()
@@ -336,14 +368,19 @@ class UsiEngine:
         """The expected move was played: the ponder search goes on as a timed search from now."""
         if self._searching() and self._pondering and self._limits is not None:
             if self._ponder_time is not None:
-                self._limits.movetime = self._limits.elapsed() + self._ponder_time
+                optimum, maximum = self._ponder_time
+                now = self._limits.elapsed()
+                self._limits.optimum = None if optimum is None else now + optimum
+                self._limits.movetime = None if maximum is None else now + maximum
             self._pondering = False
 
     def cmd_gameover(self, args: list[str]) -> None:
         self._finish_search()
 
     def _searching(self) -> bool:
-        return self._thread is not None and self._thread.is_alive()
+        """Whether a go is still without its bestmove. The worker thread lives on for a moment after
+        writing it, and a GUI may send the next position in that moment: that is not a search any more."""
+        return self._thread is not None and not self._replied.is_set()
 
     def _finish_search(self) -> None:
         """Stop a running search and wait for its bestmove."""

@@ -24,9 +24,12 @@ import numpy as np
 
 from messiah.evaluator import Evaluator
 from search.base import (
+    DRAW,
     MATE,
+    OBVIOUS,
     REPETITION_LOOKBACK,
     REPETITION_VALUE,
+    UNSTABLE,
     InfoCallback,
     Limits,
     Searcher,
@@ -43,6 +46,7 @@ ASPIRATION = 0.03  # half-width of the root window, in win rate
 NULL_WINDOW = 1e-4
 FULL_DEPTH_MOVES = 4  # moves searched at full depth before late-move reductions start
 VERIFY_MOVES = 3  # captures/checks at the horizon verified by one more forward pass
+OBVIOUS_GAP = 0.15  # Q lead of the best root move over the second that makes it obvious (with no changes)
 DEFAULT_DEPTH = 3  # when no limit is given at all
 MAX_DEPTH = 64
 
@@ -68,6 +72,8 @@ class AlphaBeta(Searcher):
         self.hash_entries = hash_entries
         self.quiescence = quiescence
         self.tt: dict[int, _Entry] = {}
+        self.exclude: set[int] = set()
+        self.root_best: tuple[float, int] | None = None
 
     def new_game(self) -> None:
         super().new_game()
@@ -84,40 +90,65 @@ class AlphaBeta(Searcher):
         self.limits, self.nodes, self.seldepth = limits, 0, 0
         evals0 = self.cache.evaluations
         scores = self.cache.get(board)
-        best = int(np.argmax(scores.q))
-        value, pv, depth_done = float(scores.q[best]), [int(scores.moves[best])], 1
+        order = np.argsort(-scores.q, kind="stable")
+        count = min(self.multipv, len(order))
+        # (value, pv) per line, best first; depth 1 is the network's own ranking
+        lines = [(float(scores.q[i]), [int(scores.moves[i])]) for i in order[:count]]
+        depth_done, changes = 1, 0.0
         no_limit = limits.nodes is None and limits.movetime is None and limits.stop is None
         max_depth = limits.depth or (DEFAULT_DEPTH if no_limit else MAX_DEPTH)
+        gap = float(scores.q[order[0]] - scores.q[order[1]]) if len(order) > 1 else 1.0
 
         def result() -> SearchResult:
+            value, pv = lines[0]
             return SearchResult(pv[0], clamp(value), mate_plies(value), pv, self.nodes, depth_done,
-                                max(self.seldepth, depth_done), self.cache.evaluations - evals0, limits.elapsed())
+                                max(self.seldepth, depth_done), self.cache.evaluations - evals0, limits.elapsed(),
+                                [(clamp(v), mate_plies(v), p) for v, p in lines] if count > 1 else [])
 
         if info:
             info(result())
         for depth in range(2, max_depth + 1):
-            self.root_best = None
+            found: list[tuple[float, list[int]]] = []
             try:
-                alpha, beta = value - ASPIRATION, value + ASPIRATION
-                while True:
-                    v = self._negamax(board, depth, alpha, beta, 0)
-                    if v <= alpha:
-                        alpha = -MATE
-                    elif v >= beta:
-                        beta = MATE
-                    else:
-                        break
+                for k in range(count):
+                    exclude = {p[0] for _, p in found}
+                    value, move = self._search_root(board, depth, lines[k][0] if k < len(lines) else None, exclude)
+                    found.append((value, self._pv(board, move, depth)))
             except _Abort:
-                if self.root_best is not None:  # the iteration's first move was searched: it is sound
-                    value, pv = self.root_best[0], self._pv(board, self.root_best[1], depth)
+                if self.root_best is not None:  # the line's first move was searched: it is sound
+                    found.append((self.root_best[0], self._pv(board, self.root_best[1], depth)))
+                if found:  # lines this iteration did not reach keep the previous iteration's values
+                    rest = [line for line in lines if line[1][0] not in {p[0] for _, p in found}]
+                    lines = sorted(found, key=lambda x: -x[0]) + rest[: count - len(found)]
+                    if info:
+                        info(result())
                 break
-            value, depth_done = v, depth
-            pv = self._pv(board, self.tt[board.zobrist_hash()].move, depth)
+            changes = changes / 2 + (found[0][1][0] != lines[0][1][0])
+            lines, depth_done = sorted(found, key=lambda x: -x[0]), depth
             if info:
                 info(result())
-            if mate_plies(value) is not None and mate_plies(value) <= depth:
+            best = lines[0][0]
+            if mate_plies(best) is not None and mate_plies(best) <= depth:
                 break  # a proven result does not change with depth
+            obvious = changes == 0 and gap >= OBVIOUS_GAP
+            if limits.past_optimum(OBVIOUS if obvious else 1.0 + (UNSTABLE - 1.0) * min(changes, 1.0)):
+                break
         return result()
+
+    def _search_root(self, board: cshogi.Board, depth: int, guess: float | None,
+                     exclude: set[int]) -> tuple[float, int]:
+        """One root search to ``depth`` over the moves not in ``exclude``, in an aspiration window around
+        ``guess``: its value and best move."""
+        self.root_best, self.exclude = None, exclude
+        alpha, beta = (guess - ASPIRATION, guess + ASPIRATION) if guess is not None else (-MATE, MATE)
+        while True:
+            v = self._negamax(board, depth, alpha, beta, 0)
+            if v <= alpha:
+                alpha = -MATE
+            elif v >= beta:
+                beta = MATE
+            else:
+                return v, self.root_best[1]
 
     def _check_limits(self) -> None:
         if self.limits.out_of_time() or (self.limits.nodes is not None and self.nodes >= self.limits.nodes):
@@ -128,7 +159,7 @@ class AlphaBeta(Searcher):
         self.seldepth = max(self.seldepth, ply)
         if ply > 0:
             self._check_limits()
-            ended = terminal_value(board, ply)
+            ended = terminal_value(board, ply, self.draw_ply)
             if ended is not None:
                 return ended
         key = board.zobrist_hash()
@@ -142,11 +173,15 @@ class AlphaBeta(Searcher):
         if ply > 0 and mate_in_one(board):
             return win_in(ply + 1)
         if depth <= 1:
+            if self.draw_ply and board.move_number >= self.draw_ply:
+                return DRAW  # every move reaches the draw ply
             return self._horizon(board, scores.moves, scores.q, ply)
         order = np.argsort(-scores.q, kind="stable")
         moves = scores.moves[order]
         if entry is not None and entry.move in moves:  # (a hash collision could give a foreign move)
             moves = np.concatenate(([entry.move], moves[moves != entry.move]))
+        if ply == 0 and self.exclude:  # MultiPV: the lines already found are left out
+            moves = moves[~np.isin(moves, list(self.exclude))]
         alpha0, best, best_move = alpha, -MATE, int(moves[0])
         for i, m in enumerate(moves):
             m = int(m)
@@ -170,7 +205,8 @@ class AlphaBeta(Searcher):
             if alpha >= beta:
                 break
         flag = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
-        self._store(key, _Entry(depth, best, flag, best_move))
+        if ply > 0 or not self.exclude:  # a root value without its best moves is not the root's value
+            self._store(key, _Entry(depth, best, flag, best_move))
         return best
 
     def _horizon(self, board: cshogi.Board, moves: np.ndarray, q: np.ndarray, ply: int) -> float:

@@ -58,10 +58,13 @@ def clamp(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def terminal_value(board: cshogi.Board, ply: int) -> float | None:
+def terminal_value(board: cshogi.Board, ply: int, draw_ply: int = 0) -> float | None:
     """The value of ``board`` for the side to move if the game has ended there (mated, repetition,
-    entering-king declaration), else None. ``ply`` is the distance from the root."""
+    entering-king declaration, the draw ply passed), else None. ``ply`` is the distance from the root;
+    ``draw_ply`` (0: none) the game length at which a game still going is a draw."""
     if ply > 0:
+        if draw_ply and board.move_number > draw_ply:
+            return DRAW
         repetition = board.is_draw(REPETITION_LOOKBACK)
         if repetition != cshogi.NOT_REPETITION:
             return REPETITION_VALUE[repetition]
@@ -79,9 +82,12 @@ class Limits:
 
     nodes: int | None = None
     depth: int | None = None
-    movetime: float | None = None  # seconds
+    movetime: float | None = None  # seconds: the hard limit
     stop: threading.Event | None = None
     start: float = field(default_factory=time.perf_counter)
+    # seconds a move should take in a timed game (None: use all of movetime). A search stops past
+    # optimum * its own stability factor: sooner when the best move is obvious, later when it keeps changing.
+    optimum: float | None = None
 
     def out_of_time(self) -> bool:
         if self.stop is not None and self.stop.is_set():
@@ -91,11 +97,22 @@ class Limits:
     def elapsed(self) -> float:
         return time.perf_counter() - self.start
 
+    def past_optimum(self, factor: float) -> bool:
+        """Whether a search whose best move has stability ``factor`` (1 normal, <1 obvious, >1 unstable)
+        has used its share of the time."""
+        return self.optimum is not None and self.elapsed() >= self.optimum * factor
+
+
+# Time-management factors applied to Limits.optimum.
+OBVIOUS = 0.4  # the best move has not changed and is far ahead of the rest
+UNSTABLE = 2.0  # the best move changed in the last iteration(s)
+
 
 @dataclass
 class SearchResult:
     """bestmove is 0 when the side to move has no legal move. ``winrate`` is for the side to move;
-    ``mate`` is the distance in plies when proven (positive: the side to move mates)."""
+    ``mate`` is the distance in plies when proven (positive: the side to move mates). ``lines`` holds the
+    MultiPV lines, best first, as (win rate or proven value, mate, pv); empty when only one was searched."""
 
     bestmove: int
     winrate: float
@@ -106,6 +123,7 @@ class SearchResult:
     seldepth: int
     evaluations: int
     elapsed: float
+    lines: list[tuple[float, int | None, list[int]]] = field(default_factory=list)
 
     @property
     def pv_usi(self) -> list[str]:
@@ -180,9 +198,11 @@ class Searcher(ABC):
 
     name: str = ""
 
-    def __init__(self, evaluator: Evaluator, mate_nodes: int = 20_000, cache_entries: int = 200_000):
-        self.cache = EvalCache(evaluator, cache_entries)
+    def __init__(self, evaluator: Evaluator, mate_nodes: int = 20_000):
+        self.cache = EvalCache(evaluator)
         self.mate_nodes = mate_nodes
+        self.multipv = 1  # principal variations reported (USI MultiPV); the best move is the first's
+        self.draw_ply = 0  # a game still going after this many plies is a draw (0: no limit)
 
     @abstractmethod
     def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
@@ -192,12 +212,18 @@ class Searcher(ABC):
         self.cache.clear()
 
     def _trivial(self, board: cshogi.Board, limits: Limits) -> SearchResult | None:
-        """The result without searching: no legal move, an entering-king win, or a forced mate."""
+        """The result without searching: no legal move, a forced mate, or the only legal move in a timed
+        game."""
         start_evals = self.cache.evaluations
         if board.is_game_over():
             return SearchResult(0, 0.0, 0, [], 1, 0, 0, 0, limits.elapsed())
         if board.is_nyugyoku():
             return None  # the USI layer declares; the search itself plays on
+        if limits.optimum is not None and self.multipv == 1:
+            legal = list(board.legal_moves)
+            if len(legal) == 1:
+                return SearchResult(legal[0], self.cache.get(board).value(), None, legal, 1, 1, 1,
+                                    self.cache.evaluations - start_evals, limits.elapsed())
         mate1 = mate_in_one(board)
         pv = [mate1] if mate1 else root_mate(board, self.mate_nodes)
         if pv:

@@ -24,6 +24,8 @@ import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
 from search.base import (
+    OBVIOUS,
+    UNSTABLE,
     InfoCallback,
     Limits,
     Searcher,
@@ -39,6 +41,10 @@ DEFAULT_NODES = 800  # playouts when no limit is given
 LEAF_MATE_NODES = 64  # df-pn budget at each new node: ~60 us, a sixth of a forward pass on a CPU
 INFO_EVERY = 0.5  # seconds between progress reports
 VIRTUAL_LOSS = 1
+UCB1_C = 0.3  # exploration constants and PUCT's prior temperature (win-rate units), tuned in matches
+PUCT_C = 1.5
+PUCT_TEMPERATURE = 0.05
+OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
 class Node:
@@ -140,15 +146,16 @@ class BanditSearch(Searcher):
         playouts, seldepth, last_info = 0, 0, limits.elapsed()
 
         def result() -> SearchResult:
-            pv = self._pv(root, board)
+            pv = self._pv(root)
             mean = root.w / np.maximum(root.n, 1e-9)
             best = int(np.flatnonzero(root.moves == pv[0])[0])
             if root.terminal is not None:  # proven: a win (mate in root.plies) or a loss
                 winrate, mate = root.terminal, root.plies if root.terminal == 1.0 else -root.plies
             else:
                 winrate, mate = float(mean[best]), None
-            return SearchResult(pv[0], winrate, mate, pv, playouts, len(pv), seldepth,
-                                self.cache.evaluations - evals0, limits.elapsed())
+            return SearchResult(pv[0], winrate, mate, pv, playouts, len(pv), max(seldepth, len(pv)),
+                                self.cache.evaluations - evals0, limits.elapsed(),
+                                self._lines(root, mean) if self.multipv > 1 else [])
 
         while budget is None or playouts < budget:
             if limits.out_of_time() or root.terminal is not None:
@@ -159,6 +166,8 @@ class BanditSearch(Searcher):
             depth = self._simulate_batch(root, board, want)
             playouts += want
             seldepth = max(seldepth, depth)
+            if limits.past_optimum(self._stability(root)):
+                break
             if info and limits.elapsed() - last_info >= INFO_EVERY:
                 last_info = limits.elapsed()
                 info(result())
@@ -166,6 +175,28 @@ class BanditSearch(Searcher):
         if info:
             info(out)
         return out
+
+    def _lines(self, root: Node, mean: np.ndarray) -> list[tuple[float, int | None, list[int]]]:
+        """MultiPV: the most visited root moves with their mean values and lines."""
+        lines = []
+        for i in np.argsort(-root.n, kind="stable")[: self.multipv]:
+            move = int(root.moves[i])
+            child = root.children.get(move)
+            mate = None
+            if child is not None and child.terminal in (0.0, 1.0):
+                mate = child.plies + 1 if child.terminal == 0.0 else -(child.plies + 1)
+            value = 1.0 - child.terminal if mate is not None else float(mean[i])
+            lines.append((value, mate, [move] + (self._pv(child) if child is not None else [])))
+        return lines
+
+    @staticmethod
+    def _stability(root: Node) -> float:
+        """Time-management factor: obvious when one move has most of the visits, unstable when the most
+        visited move is not the best valued one."""
+        best = int(np.argmax(root.n))
+        if root.n[best] >= OBVIOUS_SHARE * root.n.sum():
+            return OBVIOUS
+        return 1.0 if best == int(np.argmax(root.w / root.n)) else UNSTABLE
 
     def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> int:
         """Run ``count`` simulations whose leaves are scored in one forward pass. Returns the deepest ply."""
@@ -186,7 +217,7 @@ class BanditSearch(Searcher):
                 pushed += 1
                 child = node.children.get(move)
                 if child is None:
-                    ended = terminal_value(board, pushed)
+                    ended = terminal_value(board, pushed, self.draw_ply)
                     if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
                         node.children[move] = Node(board.zobrist_hash(), None, 0, terminal=clamp(ended))
                         leaf_value = clamp(ended)
@@ -243,7 +274,7 @@ class BanditSearch(Searcher):
         elif len(node.children) == len(node.moves) and all(c.terminal == 1.0 for c in node.children.values()):
             node.terminal, node.plies = 0.0, max(c.plies for c in node.children.values()) + 1
 
-    def _pv(self, root: Node, board: cshogi.Board) -> list[int]:
+    def _pv(self, root: Node) -> list[int]:
         """The most visited line; through a proven node, its quickest win or longest defence."""
         pv, node = [], root
         while node is not None and len(node.moves) and len(pv) < 64:
@@ -268,7 +299,7 @@ class Ucb1(BanditSearch):
 
     name = "ucb1"
 
-    def __init__(self, evaluator: Evaluator, c: float = 0.3, prior_visits: float = 1.0, batch_size: int = 1,
+    def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = 1.0, batch_size: int = 1,
                  mate_nodes: int = 20_000, leaf_mate_nodes: int = LEAF_MATE_NODES):
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)
 
@@ -282,8 +313,9 @@ class Puct(BanditSearch):
 
     name = "puct"
 
-    def __init__(self, evaluator: Evaluator, c: float = 1.5, temperature: float = 0.05, prior_visits: float = 1.0,
-                 batch_size: int = 1, mate_nodes: int = 20_000, leaf_mate_nodes: int = LEAF_MATE_NODES):
+    def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
+                 prior_visits: float = 1.0, batch_size: int = 1, mate_nodes: int = 20_000,
+                 leaf_mate_nodes: int = LEAF_MATE_NODES):
         self.temperature = temperature
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)
 

@@ -187,14 +187,19 @@ def test_malformed_commands_are_explained(line, needle):
 
 def test_think_time():
     black = cshogi.BLACK
-    assert think_time({"byoyomi": 1000}, black, 300) == pytest.approx(0.7)
-    assert think_time({"movetime": 500}, black, 100) == pytest.approx(0.4)
-    assert think_time({}, black, 300) is None
-    # sudden death: a share of the clock, never more than it holds
-    assert 0 < think_time({"btime": 60000, "wtime": 1}, black, 300) <= 60000 / 30 / 1000
-    assert think_time({"btime": 100, "wtime": 100}, black, 300) == 0
+    assert think_time({"byoyomi": 1000}, black, 300) == pytest.approx((0.7, 0.7))
+    assert think_time({"movetime": 500}, black, 100) == (None, pytest.approx(0.4))
+    assert think_time({}, black, 300) == (None, None)
+    # a byoyomi shorter than the margin still gets half of it
+    assert think_time({"byoyomi": 200}, black, 300) == pytest.approx((0.1, 0.1))
+    # sudden death: a share of the clock normally, up to 4 shares for a hard move, never the whole clock
+    optimum, maximum = think_time({"btime": 60000, "wtime": 1}, black, 300)
+    assert optimum == pytest.approx(60 / 30 - 0.3)
+    assert maximum == pytest.approx(4 * 60 / 30 - 0.3)
+    optimum, maximum = think_time({"btime": 100, "wtime": 100}, black, 300)
+    assert optimum == 0 and 0 < maximum < 0.1
     # Fischer: the increment is spendable
-    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, 300) == pytest.approx(1.7)
+    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, 300) == pytest.approx((1.7, 1.7))
 
 
 def test_a_byoyomi_move_comes_within_its_time():
@@ -258,3 +263,30 @@ def test_subprocess_through_cshogi_engine():
 def test_parse_position_errors_name_the_move():
     with pytest.raises(UsiError, match="move 2"):
         parse_position(["startpos", "moves", "7g7f", "7g7f"])
+
+
+def test_a_position_sent_right_after_bestmove_is_taken():
+    """The worker thread lives on briefly after writing bestmove; a GUI's next position in that moment must
+    not be refused as 'during a search' (that made the engine answer for the old position: an illegal move)."""
+    out: list[str] = []
+
+    def lingering_write(text: str) -> None:
+        out.append(text)
+        if text.startswith("bestmove"):
+            time.sleep(0.3)
+
+    e = UsiEngine(lingering_write)
+    e.handle("isready")
+    e.handle("position startpos")
+    e.handle("go depth 1")
+    deadline = time.time() + 30
+    while not bestmoves(out) and time.time() < deadline:
+        time.sleep(0.001)
+    e.handle("position startpos moves 7g7f")
+    e.handle("go depth 1")
+    e._finish_search()
+    assert not [line for line in out if "error" in line]
+    board = cshogi.Board()
+    board.push_usi("7g7f")
+    second = bestmoves(out)[1].split()[1]
+    assert board.move_from_usi(second) in set(board.legal_moves)
