@@ -1,8 +1,7 @@
-"""`messiah evaluate`: how often a model's best move is the teacher's, on hcpe data (ONNX, no torch)."""
+"""`messiah evaluate`: how often a model's best move is the teacher's, on any data file the readers of
+:mod:`train.data` open (hcpe, psv, CSA, KIF, jsonl), with ONNX Runtime only (no torch)."""
 
 from __future__ import annotations
-
-import math
 
 import cshogi
 import numpy as np
@@ -16,37 +15,45 @@ CHUNK = 256
 
 
 def evaluate_file(model: str | None, path: str, limit: int = 0, threads: int = 0, scale: float = 875.0) -> dict:
-    """agreement, top3, value_mse (None when the data has no evals) and n over the records of ``path``.
+    """agreement, top3, value_mse and n over the records of ``path`` (the first ``limit`` when nonzero).
 
-    value_mse compares the position's value, max Q, with sigmoid(eval / scale)."""
-    from train.data import read_hcpe
+    n counts the positions whose teacher move is legal (records without one, such as a psv record with
+    move 0, are skipped, as training skips them). value_mse compares the position's value, max Q, with
+    sigmoid(eval / scale) over the positions that carry an eval, and is None when none does."""
+    from train.data import read_records
 
-    records = read_hcpe(path)
-    if limit:
-        records = records[:limit]
+    records = read_records(path)
+    total = min(limit, len(records)) if limit else len(records)
     evaluator = Evaluator(model, threads=threads)
-    has_evals = bool(np.any(records["eval"] != 0))
-    hits = top3 = n = 0
+    hits = top3 = n = with_eval = 0
     squared = 0.0
     board = cshogi.Board()
-    for start in tqdm(range(0, len(records), CHUNK), desc="evaluate", unit="chunk", leave=False):
-        chunk = records[start : start + CHUNK]
-        legal, teacher = [], []
-        for rec in chunk:
-            board.set_hcp(rec["hcp"])
-            legal.append(legal_move_indices(board))
-            teacher.append(move_indices(np.array([rec["bestMove16"]]), board.turn)[0])
-        for scores, t, rec in zip(evaluator.score_arrays(hcp_arrays(chunk["hcp"]), legal), teacher, chunk,
-                                  strict=True):
-            if len(scores.q) == 0:
-                continue
-            order = np.argsort(-scores.q)
-            ranked = scores.indices[order[:3]]
+    for start in tqdm(range(0, total, CHUNK), desc="evaluate", unit="chunk", leave=False):
+        chunk = records[start : min(start + CHUNK, total)]
+        known = records.eval_mask(slice(start, start + len(chunk)))
+        legal, teacher, keep = [], [], []
+        for i, rec in enumerate(chunk):
+            board.set_hcp(np.asarray(rec["hcp"]))
+            moves, indices = legal_move_indices(board)
+            t = move_indices(np.array([rec["bestMove16"]]), board.turn)[0]
+            if t in indices:
+                legal.append((moves, indices))
+                teacher.append(t)
+                keep.append(i)
+        if not keep:
+            continue
+        keep = np.array(keep)
+        scored = evaluator.score_arrays(hcp_arrays(chunk["hcp"][keep]), legal)
+        for scores, t, rec, has_eval in zip(scored, teacher, chunk[keep], known[keep], strict=True):
+            ranked = scores.indices[np.argsort(-scores.q)[:3]]
             hits += int(ranked[0] == t)
             top3 += int(t in ranked)
-            target = 1 / (1 + math.exp(-float(rec["eval"]) / scale))
-            squared += (scores.value() - target) ** 2
             n += 1
+            if has_eval:
+                target = 1 / (1 + np.exp(-float(rec["eval"]) / scale))
+                squared += (scores.value() - target) ** 2
+                with_eval += 1
     if n == 0:
-        raise ValueError(f"{path}: no position with a legal move")
-    return {"agreement": hits / n, "top3": top3 / n, "value_mse": squared / n if has_evals else None, "n": n}
+        raise ValueError(f"{path}: no position with a legal teacher move")
+    return {"agreement": hits / n, "top3": top3 / n, "value_mse": squared / with_eval if with_eval else None,
+            "n": n}

@@ -1,0 +1,449 @@
+"""Teacher data from any USI engine by self-play (``messiah gensfen``).
+
+Each game starts from an opening: a few uniformly random legal moves at random plies within the first
+24 (5 by default), or a line of an openings file (``startpos moves ...``). The engine plays every other
+move at a fixed depth or node count. Every position from ply 16 on that the engine searched becomes an
+hcpe record: the position, the engine's eval for the side to move in centipawns (mate +-30000), its best
+move (cshogi move16) and, once the game is over, the game's result. A random move at ply 16 or later is
+played after the engine has searched (and so recorded) its position, so a game's records are one ply
+apart and games can be told apart in the file (:func:`train.data.count_games`).
+
+Games end by checkmate, ``bestmove resign``, ``bestmove win`` (an entering-king declaration, a loss if
+the position does not qualify), the first repetition (cshogi's ``is_draw``: a draw, or a win for the
+side suffering perpetual check), adjudication (6 consecutive searched plies with |eval| >= 3000 for the
+same side: that side wins) or a draw at ply 320. These are the rules of the shared teacher data.
+
+Workers are processes with an engine each. The parent appends each finished game to the output with one
+write, then flush and fsync, so an interruption loses at most the games in progress; a trailing partial
+record is cut off on the next start, and rerunning the same command continues toward its target.
+"""
+
+from __future__ import annotations
+
+import multiprocessing as mp
+import os
+import queue as queue_module
+import shutil
+import signal
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from collections import Counter
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cshogi
+import numpy as np
+from cshogi.usi import Engine, InfoListener
+from tqdm import tqdm
+
+from train.data import HCPE, MATE_EVAL, check_hcpe, count_games, is_legal, read_records
+
+DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
+OPENING_PLIES = 24  # random opening moves fall within these plies
+RANDOM_MOVES = 5
+RECORD_FROM = 16
+MAX_PLY = 320
+ADJUDICATE_EVAL = 3000
+ADJUDICATE_PLIES = 6
+HANDSHAKE_SECONDS = 60.0  # for usiok/readyok: an executable that is not a USI engine must not hang us
+
+
+class EngineError(RuntimeError):
+    """The engine could not be started, died, did not speak USI, or played an illegal move."""
+
+
+class UsiEngine(Engine):
+    """cshogi's USI client with a fixed-depth or fixed-nodes search added (``Engine.go`` has neither) and
+    end-of-file checks: cshogi's read loops compare bytes with '' and would spin forever on a dead engine.
+    The engine runs in its own session so that Ctrl-C reaches only the Python processes."""
+
+    def __init__(self, cmd: str, options: dict[str, str] | None = None):
+        super().__init__(cmd, connect=False)
+        self.connect()
+        for name, value in (options or {}).items():
+            self.setoption(name, value)
+        self.isready()
+
+    def connect(self, listener: Callable | None = None) -> None:
+        cwd = os.path.dirname(self.cmd) or None
+        try:
+            self.proc = subprocess.Popen([self.cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                         stderr=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
+        except OSError as e:
+            raise EngineError(f"cannot start {self.cmd}: {e}") from None
+        for line in self._send_and_wait("usi", "usiok"):
+            if line.startswith("id name "):
+                self.name = line[8:]
+
+    def isready(self, listener: Callable | None = None) -> None:
+        self._send_and_wait("isready", "readyok")
+
+    def _send(self, command: str) -> None:
+        try:
+            self.proc.stdin.write(command.encode() + b"\n")
+            self.proc.stdin.flush()
+        except BrokenPipeError:
+            raise EngineError(f"{self.cmd} exited (code {self.proc.poll()})") from None
+
+    def _readline(self) -> str:
+        line = self.proc.stdout.readline()
+        if not line:
+            raise EngineError(f"{self.cmd} exited (code {self.proc.wait()})")
+        return line.decode("utf-8", "replace").strip()
+
+    def _send_and_wait(self, command: str, answer: str) -> list[str]:
+        """Send ``command`` and read lines up to ``answer``, killing the engine after HANDSHAKE_SECONDS."""
+        timer = threading.Timer(HANDSHAKE_SECONDS, self.proc.kill)
+        timer.start()
+        lines = []
+        try:
+            self._send(command)
+            while (line := self._readline()) != answer:
+                lines.append(line)
+        except EngineError:
+            raise EngineError(f"{self.cmd} did not answer {command!r} with {answer!r} (not a USI engine?)") from None
+        finally:
+            timer.cancel()
+        return lines
+
+    def search(self, position: str, moves: list[str], depth: int | None, nodes: int | None) -> tuple[str, int | None]:
+        """Search ``position`` ('startpos' or 'sfen ...') after ``moves`` to a depth or a node count: the
+        best move (a USI move, 'resign' or 'win') and the eval of its line for the side to move (cp, mate
+        as +-MATE_EVAL; None when the engine gave no score for that move)."""
+        self.position(moves, position)
+        self._send(f"go depth {depth}" if depth is not None else f"go nodes {nodes}")
+        listener = InfoListener(mate_score=MATE_EVAL)
+        while True:
+            line = self._readline()
+            listener(line)
+            if line.startswith("bestmove"):
+                try:
+                    score = listener.score
+                except (IndexError, ValueError):  # an info line cshogi's splitter does not follow
+                    score = None
+                return listener.bestmove, score
+
+    def close(self) -> None:
+        """Quit the engine; kill it if it does not exit within 5 s."""
+        if self.proc is None:
+            return
+        try:
+            self._send("quit")
+            self.proc.wait(timeout=5)
+        except (EngineError, subprocess.TimeoutExpired):
+            self.proc.kill()
+            self.proc.wait()
+        self.proc = None
+
+
+@dataclass(frozen=True)
+class Opening:
+    position: str  # 'startpos' or 'sfen ...'
+    moves: tuple[str, ...]  # USI moves, checked legal
+
+
+def load_openings(path: str | os.PathLike) -> list[Opening]:
+    """Openings from a file of USI positions, one a line (``startpos moves ...`` or ``sfen ... moves ...``;
+    blank lines and lines starting with # are skipped). ValueError naming the file and line for a line
+    cshogi cannot read or an illegal move."""
+    path = Path(path)
+    openings = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        board = cshogi.Board()
+        try:
+            board.set_position(line)
+        except RuntimeError as e:
+            raise ValueError(f"{path}:{number}: not a USI position ({e})") from None
+        moves = board.history
+        for _ in moves:  # back to the start, to check each move (set_position accepts bad promotions)
+            board.pop()
+        start = board.sfen()
+        for i, move in enumerate(moves, 1):
+            if not is_legal(board, move):
+                raise ValueError(f"{path}:{number}: move {i} ({cshogi.move_to_usi(move)}) is illegal")
+            board.push(move)
+        position = "startpos" if start == cshogi.STARTING_SFEN else f"sfen {start}"
+        openings.append(Opening(position, tuple(cshogi.move_to_usi(m) for m in moves)))
+    if not openings:
+        raise ValueError(f"{path}: no openings")
+    return openings
+
+
+@dataclass(frozen=True)
+class Settings:
+    """How games are played and recorded (sent to every worker)."""
+
+    engine: str = DEFAULT_ENGINE
+    options: dict[str, str] = field(default_factory=dict)
+    depth: int | None = None
+    nodes: int | None = None
+    random_moves: int = RANDOM_MOVES
+    record_from: int = RECORD_FROM
+    max_ply: int = MAX_PLY
+    adjudicate_eval: int = ADJUDICATE_EVAL
+    adjudicate_plies: int = ADJUDICATE_PLIES
+
+
+def play_game(engine: UsiEngine, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
+              stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
+    """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
+    ``stopped()`` turned true before the end."""
+    board = cshogi.Board()
+    position, usi_moves = "startpos", []
+    if opening is not None:
+        position = opening.position
+        board.set_position(f"{opening.position} moves {' '.join(opening.moves)}")
+        usi_moves = list(opening.moves)
+    candidates = np.arange(board.move_number - 1, OPENING_PLIES)
+    random_plies = set(rng.choice(candidates, min(settings.random_moves, len(candidates)), replace=False).tolist())
+    engine.usinewgame()
+    hcp = np.empty(1, cshogi.HuffmanCodedPos)
+    rows: list[tuple[np.ndarray, int, int]] = []
+    streak_side, streak = cshogi.BLACK, 0  # consecutive searched plies with |eval| >= adjudicate_eval
+    while True:
+        if stopped():
+            return None
+        ply, turn = board.move_number - 1, board.turn
+        if board.is_game_over():
+            winner, reason = cshogi.opponent(turn), "mate"
+            break
+        if ply >= settings.max_ply:
+            winner, reason = None, "max_ply"
+            break
+        random_here = ply in random_plies
+        if random_here and ply < settings.record_from:
+            streak = 0
+        else:
+            bestmove, score = engine.search(position, usi_moves, settings.depth, settings.nodes)
+            if bestmove == "resign":
+                winner, reason = cshogi.opponent(turn), "resign"
+                break
+            if bestmove == "win":
+                winner, reason = (turn if board.is_nyugyoku() else cshogi.opponent(turn)), "declaration"
+                break
+            move = board.move_from_usi(bestmove)
+            if not is_legal(board, move):
+                raise EngineError(f"{engine.cmd} played the illegal move {bestmove!r} in {board.sfen()}")
+            if score is None:
+                streak = 0
+            else:
+                score = int(np.clip(score, -MATE_EVAL, MATE_EVAL))
+                if ply >= settings.record_from:
+                    board.to_hcp(hcp)
+                    rows.append((hcp["hcp"][0].copy(), score, cshogi.move16(move)))
+                side = turn if score > 0 else cshogi.opponent(turn)
+                if abs(score) < settings.adjudicate_eval:
+                    streak = 0
+                else:
+                    streak = streak + 1 if side == streak_side else 1
+                    streak_side = side
+                if streak >= settings.adjudicate_plies:
+                    winner, reason = streak_side, "adjudication"
+                    break
+        if random_here:
+            move = int(rng.choice(list(board.legal_moves)))
+        board.push(move)
+        usi_moves.append(cshogi.move_to_usi(move))
+        repetition = board.is_draw()
+        if repetition == cshogi.REPETITION_DRAW:
+            winner, reason = None, "repetition"
+            break
+        if repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):  # perpetual check
+            winner = board.turn if repetition == cshogi.REPETITION_WIN else cshogi.opponent(board.turn)
+            reason = "perpetual_check"
+            break
+    records = np.zeros(len(rows), HCPE)
+    if rows:
+        hcps, evals, moves = zip(*rows, strict=True)
+        records["hcp"] = np.array(hcps)
+        records["eval"] = evals
+        records["bestMove16"] = np.array(moves, np.uint16).view(np.int16)
+    records["gameResult"] = (cshogi.DRAW if winner is None
+                             else cshogi.BLACK_WIN if winner == cshogi.BLACK else cshogi.WHITE_WIN)
+    return records, reason
+
+
+def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed: np.random.SeedSequence,
+            out: mp.Queue, stop: mp.Event) -> None:
+    """A worker process: play games until told to stop, sending each as ('game', bytes, reason). It takes
+    its ``openings`` in turn (the parent deals each worker a shuffled share)."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and sets ``stop``
+    rng = np.random.default_rng(seed)
+    engine = None
+    try:
+        engine = UsiEngine(settings.engine, settings.options)
+        played = 0
+        while not stop.is_set():
+            opening = openings[played % len(openings)] if openings else None
+            game = play_game(engine, settings, rng, opening, stop.is_set)
+            played += 1
+            if game is None:
+                break
+            out.put(("game", game[0].tobytes(), game[1]))
+    except Exception as e:  # reported to the parent, which stops the run with the message
+        if not stop.is_set():
+            out.put(("error", f"worker {index}: {type(e).__name__}: {e}", ""))
+    finally:
+        if engine is not None:
+            engine.close()
+
+
+def resolve_engine(command: str) -> str:
+    """The engine's executable as an absolute path (cshogi runs it without a shell, so no arguments);
+    ValueError when there is none."""
+    found = shutil.which(command)
+    if found is None:
+        raise ValueError(f"engine {command!r} is not an executable file (give its path; no arguments)")
+    return os.path.abspath(found)
+
+
+def prepare_output(path: Path) -> int:
+    """Records already in ``path`` (0 when it does not exist). A trailing partial record, left by an
+    interrupted write, is cut off with a warning; a file that is not hcpe is a ValueError, and is left
+    untouched."""
+    if not path.exists():
+        return 0
+    size = path.stat().st_size
+    whole, partial = divmod(size, HCPE.itemsize)
+    if whole:
+        records = np.fromfile(path, HCPE, count=whole)
+        try:
+            check_hcpe(records)
+            board = cshogi.Board()
+            for row in (0, whole - 1):
+                board.set_hcp(records["hcp"][row])
+        except (ValueError, RuntimeError) as e:
+            raise ValueError(f"{path}: not an hcpe file ({e}); not appending to it") from None
+    elif partial:
+        raise ValueError(f"{path}: {size} bytes, less than one hcpe record; not appending to it")
+    if partial:
+        warnings.warn(f"{path}: cutting off a partial record of {partial} bytes (an interrupted write)",
+                      stacklevel=3)
+        os.truncate(path, whole * HCPE.itemsize)
+    return whole
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: dict[str, str] | None = None,
+            depth: int | None = None, nodes: int | None = None, workers: int = 1, positions: int | None = None,
+            games: int | None = None, openings: str | os.PathLike | None = None, random_moves: int | None = None,
+            seed: int | None = None, record_from: int = RECORD_FROM, max_ply: int = MAX_PLY,
+            progress: bool = True) -> dict:
+    """Generate teacher data into ``out`` (hcpe, appended) until it holds ``positions`` records or ``games``
+    games (counting what is already there; with neither, until interrupted).
+
+    Returns the counts: positions and games now in the file (games only when counted: with a games
+    target, or a new file), what this run added, how its games ended, and its time."""
+    if (depth is None) == (nodes is None):
+        raise ValueError("give exactly one of depth and nodes")
+    if positions is not None and games is not None:
+        raise ValueError("give at most one of positions and games")
+    for name, value in {"depth": depth, "nodes": nodes, "workers": workers, "positions": positions,
+                        "games": games, "max_ply": max_ply}.items():
+        if value is not None and value < 1:
+            raise ValueError(f"{name} must be at least 1, not {value}")
+    if random_moves is not None and random_moves < 0:
+        raise ValueError(f"random_moves must not be negative, not {random_moves}")
+    opening_list = load_openings(openings) if openings is not None else None
+    settings = Settings(engine=resolve_engine(engine), options=dict(options or {}), depth=depth, nodes=nodes,
+                        random_moves=(0 if opening_list else RANDOM_MOVES) if random_moves is None else random_moves,
+                        record_from=record_from, max_ply=max_ply)
+    path = Path(out)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    have_positions = prepare_output(path)
+    have_games = 0 if have_positions == 0 else count_games(read_records(path)) if games is not None else None
+    counts = {"positions": have_positions, "games": have_games, "new_positions": 0, "new_games": 0,
+              "endings": Counter(), "seconds": 0.0}
+
+    def done() -> bool:
+        if positions is not None:
+            return counts["positions"] >= positions
+        return games is not None and counts["games"] >= games
+
+    if done():
+        counts["endings"] = {}
+        return counts
+    # A resumed run must not replay the games already written: the file's size enters the seed.
+    entropy = np.random.SeedSequence().entropy if seed is None else seed
+    seeds = np.random.SeedSequence([entropy, have_positions]).spawn(workers)
+    # Each worker gets its own share of the openings, shuffled: with a deterministic engine and no random
+    # moves an opening played twice is the same game twice.
+    if opening_list is not None:
+        order = np.random.default_rng(seeds[0].spawn(1)[0]).permutation(len(opening_list))
+        shares = [[opening_list[j] for j in order[i::workers]] or opening_list for i in range(workers)]
+    else:
+        shares = [None] * workers
+    ctx = mp.get_context("spawn")  # no fork: the parent may hold numba's OpenMP pool or tqdm's thread
+    results, stop = ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=_worker, args=(i, settings, shares[i], seeds[i], results, stop), daemon=True)
+             for i in range(workers)]
+    target, unit = (positions, "pos") if positions is not None else (games, "game")
+    start = time.perf_counter()
+    bar = tqdm(total=target, initial=counts["positions"] if unit == "pos" else counts["games"] or 0,
+               desc="gensfen", unit=unit, file=sys.stderr, disable=not progress, smoothing=0.1)
+    for p in procs:
+        p.start()
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+        try:
+            while not done():
+                try:
+                    kind, payload, reason = results.get(timeout=1.0)
+                except queue_module.Empty:
+                    if not any(p.is_alive() for p in procs):
+                        codes = [p.exitcode for p in procs]
+                        raise EngineError(f"every worker has exited (exit codes {codes}; from a script, call "
+                                          "gensfen under `if __name__ == '__main__':`)") from None
+                    continue
+                if kind == "error":
+                    raise EngineError(payload)
+                n = len(payload) // HCPE.itemsize
+                if n == 0:
+                    continue  # a game over before its first recorded ply
+                _write_all(fd, payload)  # one write per game: the file only ever grows by whole games
+                os.fsync(fd)
+                counts["positions"] += n
+                counts["new_positions"] += n
+                counts["new_games"] += 1
+                if counts["games"] is not None:
+                    counts["games"] += 1
+                counts["endings"][reason] += 1
+                bar.update(n if unit == "pos" else 1)
+        finally:
+            os.close(fd)
+    except KeyboardInterrupt:
+        print("gensfen: interrupted; every finished game is saved", file=sys.stderr)
+    finally:
+        stop.set()
+        bar.close()
+        _shutdown(procs, results)
+    counts["seconds"] = time.perf_counter() - start
+    counts["endings"] = dict(counts["endings"])
+    return counts
+
+
+def _shutdown(procs: list, results: mp.Queue, timeout: float = 30.0) -> None:
+    """Wait for the workers to finish their current search and quit their engines, draining the queue
+    (a worker blocks at exit until its queued games are read); terminate the ones that take too long."""
+    deadline = time.monotonic() + timeout
+    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
+        try:
+            results.get(timeout=0.1)
+        except queue_module.Empty:
+            pass
+    for p in procs:
+        if p.is_alive():
+            p.terminate()
+        p.join()
