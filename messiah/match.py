@@ -1,0 +1,252 @@
+"""`messiah match`: games between two USI engines, a thin layer over ``cshogi.cli``.
+
+cshogi.cli plays the games (clocks, adjudication, CSA records); this module only adds what it lacks:
+games in parallel processes (each process plays one opening with both colours), one CSA file per game
+under a single directory, a progress bar on stderr, and a summary with the Elo difference and its 95%
+interval, how each game ended and how many were lost on time or by an illegal move.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import math
+import os
+import random
+import shlex
+import shutil
+import stat
+import sys
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from cshogi import CSA
+from tqdm import tqdm
+
+DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "shared" / "data" / "openings" / "records2016_10818.sfen"
+OPENING_PLIES = 24
+DRAW_PLY = 320  # the teacher data's draw length; cshogi.cli's own default is 256
+Z95 = 1.959964  # two-sided 95% quantile of the normal distribution
+FORFEITS = ("%TIME_UP", "%ILLEGAL_MOVE")  # the endings a correct engine never suffers
+
+
+@dataclass
+class MatchConfig:
+    """Everything one match needs. Times are in milliseconds; options are USI option name -> value."""
+
+    opponent: str
+    engine: str = ""  # empty: this installation's messiah-usi
+    options: dict[str, str] = field(default_factory=dict)
+    opponent_options: dict[str, str] = field(default_factory=dict)
+    games: int = 2
+    jobs: int = 1
+    byoyomi: int | None = 1000
+    time: int | None = None
+    inc: int | None = None
+    openings: str | None = str(DEFAULT_OPENINGS)
+    seed: int = 0
+    draw: int = DRAW_PLY
+    out: str = "runs/match"
+
+
+@dataclass
+class Game:
+    """One finished game, from the first engine's side."""
+
+    number: int
+    opening: int
+    first_is_black: bool
+    outcome: str  # "win", "loss" or "draw" for the first engine
+    ending: str  # the CSA end code, e.g. %TORYO, %TIME_UP, %SENNICHITE
+    plies: int
+    record: str
+
+
+def messiah_command() -> str:
+    """The messiah-usi script of this installation (beside the running Python), else on PATH."""
+    beside = Path(sys.executable).with_name("messiah-usi")
+    found = str(beside) if beside.exists() else shutil.which("messiah-usi")
+    if not found:
+        raise FileNotFoundError("messiah-usi not found: install the package (pip install .)")
+    return found
+
+
+def executable(command: str, out: Path, name: str) -> str:
+    """cshogi starts an engine as Popen([command]): a command with arguments gets a wrapper script."""
+    if Path(command).is_file() and os.access(command, os.X_OK):
+        return command
+    words = shlex.split(command)
+    if not words or not shutil.which(words[0]):
+        raise FileNotFoundError(f"engine command not found: {command!r}")
+    if len(words) == 1:
+        return shutil.which(words[0])
+    script = out / f"{name}.sh"
+    script.write_text("#!/bin/sh\nexec " + " ".join(shlex.quote(w) for w in words) + ' "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
+def engine_names(cfg: MatchConfig, commands: tuple[str, str]) -> tuple[str, str]:
+    """Short names for records and reports: the commands' file names (messiah-usi is "messiah")."""
+    names = ["messiah" if c == messiah_command() else Path(shlex.split(c)[0]).name
+             for c in (cfg.engine or commands[0], cfg.opponent)]
+    if names[0] == names[1]:
+        names = [f"{names[0]}-1", f"{names[1]}-2"]
+    return names[0], names[1]
+
+
+def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple[dict, dict], cfg: MatchConfig,
+               opening: int | None, games: int, first_number: int) -> tuple[list[Game], str]:
+    """Worker process: one opening with both colours through cshogi.cli; returns the games and the log."""
+    out = Path(cfg.out)
+    scratch = out / f".pair{first_number:05d}"
+    scratch.mkdir(parents=True, exist_ok=True)
+    tallies: list[dict] = []
+
+    def tally(summary: dict) -> bool:
+        tallies.append(dict(summary))
+        return True
+
+    log = io.StringIO()
+    with contextlib.redirect_stdout(log):
+        import cshogi.cli
+
+        cshogi.cli.main(commands[0], commands[1], options[0], options[1], names=list(names), games=games,
+                        byoyomi=cfg.byoyomi, time=cfg.time, inc=cfg.inc, draw=cfg.draw,
+                        opening=cfg.openings if opening is not None else None, opening_moves=OPENING_PLIES,
+                        opening_index=opening, csa=str(scratch), print_summary=False, callback=tally)
+    records = sorted(scratch.glob("*.csa"), key=lambda p: p.stat().st_mtime_ns)
+    result, before = [], {"engine1_won": 0, "engine2_won": 0}
+    for i, (summary, path) in enumerate(zip(tallies, records, strict=True)):
+        number = first_number + i
+        target = out / f"{number:04d}_{path.name}"
+        path.replace(target)
+        parser = CSA.Parser.parse_file(str(target))[0]
+        if summary["engine1_won"] > before["engine1_won"]:
+            outcome = "win"
+        elif summary["engine2_won"] > before["engine2_won"]:
+            outcome = "loss"
+        else:
+            outcome = "draw"
+        before = summary
+        result.append(Game(number, -1 if opening is None else opening, i % 2 == 0, outcome,
+                           parser.endgame or "", len(parser.moves), str(target)))
+    scratch.rmdir()
+    return result, log.getvalue()
+
+
+def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
+    if not cfg.openings:
+        return [None] * pairs
+    path = Path(cfg.openings)
+    if not path.is_file():
+        raise FileNotFoundError(f"opening file not found: {path}")
+    with open(path) as f:
+        count = sum(1 for _ in f)
+    if count == 0:
+        raise ValueError(f"{path}: no openings")
+    rng = random.Random(cfg.seed)
+    return [rng.randrange(count) for _ in range(pairs)]
+
+
+def play_match(cfg: MatchConfig) -> list[Game]:
+    """Play ``cfg.games`` games (pairs of one opening with colours swapped), ``cfg.jobs`` at a time."""
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    commands = (executable(cfg.engine or messiah_command(), out, "engine"), executable(cfg.opponent, out, "opponent"))
+    names = engine_names(cfg, commands)
+    pairs = (cfg.games + 1) // 2
+    openings = _opening_indices(cfg, pairs)
+    games: list[Game] = []
+    bar = tqdm(total=cfg.games, desc=f"{names[0]} vs {names[1]}", unit="game", file=sys.stderr)
+    with ProcessPoolExecutor(max_workers=max(1, cfg.jobs)) as pool, open(out / "match.log", "a") as log:
+        futures = [pool.submit(_play_pair, commands, names, (cfg.options, cfg.opponent_options), cfg, openings[k],
+                               min(2, cfg.games - 2 * k), 2 * k + 1) for k in range(pairs)]
+        for future in as_completed(futures):
+            pair, text = future.result()
+            log.write(text if text.endswith("\n") else text + "\n")
+            games += pair
+            s = summarize(games)
+            bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}")
+            bar.update(len(pair))
+    bar.close()
+    return sorted(games, key=lambda g: g.number)
+
+
+def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
+    """Elo difference and its 95% interval. The score's interval is Wilson's, with the variance of the
+    win/draw/loss outcomes: like the usual normal approximation (cshogi.elo, cutechess) when the score is
+    well inside (0, 1), but still a real interval when every game was won or lost."""
+    n = wins + losses + draws
+    mu = (wins + draws / 2) / n
+    var = (wins * (1 - mu) ** 2 + losses * mu**2 + draws * (0.5 - mu) ** 2) / n
+    z2 = Z95**2
+    centre = (mu + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(var / n + z2 / (4 * n * n)) / (1 + z2 / n)
+
+    def elo(p: float) -> float:
+        if p <= 0:
+            return -math.inf
+        if p >= 1:
+            return math.inf
+        return -400 * math.log10(1 / p - 1)
+
+    return elo(mu), elo(centre - half), elo(centre + half)
+
+
+def summarize(games: list[Game]) -> dict:
+    """W-L-D, score, Elo with its 95% interval, endings and time/illegal losses, from the first engine's side."""
+    wins = sum(g.outcome == "win" for g in games)
+    losses = sum(g.outcome == "loss" for g in games)
+    draws = len(games) - wins - losses
+    endings: dict[str, int] = {}
+    for g in games:
+        endings[g.ending] = endings.get(g.ending, 0) + 1
+    summary = {"games": len(games), "wins": wins, "losses": losses, "draws": draws,
+               "score": (wins + draws / 2) / len(games) if games else 0.0, "endings": endings,
+               "black": _colour(games, True), "white": _colour(games, False),
+               "mean_plies": sum(g.plies for g in games) / len(games) if games else 0.0,
+               # games lost by time or an illegal move, by the first engine and by the second
+               "forfeits": [sum(g.ending in FORFEITS and g.outcome == o for g in games) for o in ("loss", "win")]}
+    if games:
+        elo, low, high = elo_interval(wins, losses, draws)
+        summary.update(elo=elo, elo_low=low, elo_high=high)
+    return summary
+
+
+def _colour(games: list[Game], black: bool) -> str:
+    mine = [g for g in games if g.first_is_black == black]
+    return "-".join(str(sum(g.outcome == o for g in mine)) for o in ("win", "loss", "draw"))
+
+
+def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
+    """The summary as text, first engine's view."""
+    def signed(x: float) -> str:
+        return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+    clock = (f"byoyomi {cfg.byoyomi} ms" if cfg.byoyomi else "") + (f" time {cfg.time} ms" if cfg.time else "") + \
+        (f" inc {cfg.inc} ms" if cfg.inc else "")
+    lines = [f"{names[0]} vs {names[1]}: {summary['games']} games, {clock.strip()}",
+             f"W-L-D {summary['wins']}-{summary['losses']}-{summary['draws']}  score {100 * summary['score']:.1f}%",
+             f"Elo difference {signed(summary['elo'])} (95% interval {signed(summary['elo_low'])} .. "
+             f"{signed(summary['elo_high'])})",
+             f"as black W-L-D {summary['black']}, as white {summary['white']}, "
+             f"mean length {summary['mean_plies']:.0f} plies",
+             "endings: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(summary["endings"].items())),
+             f"lost on time or by an illegal move: {names[0]} {summary['forfeits'][0]}, "
+             f"{names[1]} {summary['forfeits'][1]}",
+             f"records: {cfg.out}/*.csa"]
+    return "\n".join(lines)
+
+
+def parse_options(pairs: list[str] | None) -> dict[str, str]:
+    """``NAME=VALUE`` strings (the name may contain spaces: ``Skill Level=-20``) as a dict."""
+    options = {}
+    for pair in pairs or []:
+        name, sep, value = pair.partition("=")
+        if not sep or not name.strip():
+            raise ValueError(f"option {pair!r}: expected NAME=VALUE")
+        options[name.strip()] = value.strip()
+    return options
+

@@ -1,0 +1,71 @@
+"""`messiah match` and `messiah fit-winrate`: a real match against fairy-stockfish, the Elo arithmetic, and
+the fit against the figures published with the teacher data."""
+
+import json
+import math
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from cshogi import CSA
+from cshogi.elo import Elo
+
+from messiah.fitwinrate import fit_files
+from messiah.match import elo_interval, parse_options
+
+FAIRY = "/usr/games/fairy-stockfish"
+TEACHER = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher"
+
+
+def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
+    for wins, losses, draws in [(12, 6, 2), (30, 50, 20), (5, 5, 0), (120, 60, 20)]:
+        diff, low, high = elo_interval(wins, losses, draws)
+        assert diff == pytest.approx(Elo(wins, losses, draws).diff())
+        assert low < diff < high
+        if wins + losses + draws >= 100:  # Wilson's interval approaches the normal one cshogi prints
+            assert (high - low) / 2 == pytest.approx(Elo(wins, losses, draws).error_margin(), rel=0.05)
+    diff, low, high = elo_interval(20, 0, 0)
+    assert diff == math.inf and 100 < low < math.inf and high == math.inf
+    diff, low, high = elo_interval(0, 20, 0)
+    assert diff == -math.inf and low == -math.inf and -math.inf < high < -100
+
+
+def test_options_parse_names_with_spaces_and_reject_garbage():
+    assert parse_options(["Skill Level=-20", "Threads=1"]) == {"Skill Level": "-20", "Threads": "1"}
+    with pytest.raises(ValueError, match="NAME=VALUE"):
+        parse_options(["Threads"])
+
+
+def test_fit_reproduces_the_published_teacher_scale():
+    """../shared/data/README.md: teacher_s1 and s2 gave 1/a = 875, b = -0.08 by squared error and 872, -0.08
+    by log-loss, from 160,802 positions."""
+    out = fit_files([str(TEACHER / "teacher_s1.hcpe"), str(TEACHER / "teacher_s2.hcpe")])
+    assert out["samples"] == 160_802
+    assert out["mse"]["scale_cp"] == pytest.approx(875, abs=1) and out["mse"]["b"] == pytest.approx(-0.08, abs=0.005)
+    assert out["logloss"]["scale_cp"] == pytest.approx(872, abs=1)
+
+
+@pytest.mark.skipif(not os.path.exists(FAIRY) and not os.environ.get("CI"), reason="fairy-stockfish not installed")
+def test_a_real_match_against_fairy_stockfish(tmp_path):
+    """Two games (one opening, both colours) at a short byoyomi: no illegal move, no time loss, records
+    written and readable, progress on stderr."""
+    out = tmp_path / "match"
+    cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", FAIRY, "--opponent-option",
+           "Skill Level=-20", "--games", "2", "--byoyomi", "300", "--draw", "200", "--out", str(out), "--json"]
+    if shutil.which("messiah-usi") is None:
+        pytest.skip("messiah-usi is not installed")
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["games"] == 2 and summary["wins"] + summary["losses"] + summary["draws"] == 2
+    assert summary["forfeits"] == [0, 0], summary["endings"]
+    assert "%TIME_UP" not in summary["endings"] and "%ILLEGAL_MOVE" not in summary["endings"]
+    records = sorted(out.glob("*.csa"))
+    assert len(records) == 2 and summary["records"] == [str(r) for r in records]
+    for record in records:
+        game = CSA.Parser.parse_file(str(record))[0]
+        assert len(game.moves) > 24 and game.endgame  # the opening and then real play, to an end
+    assert "2/2" in done.stderr  # the progress bar
