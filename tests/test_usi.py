@@ -1,6 +1,7 @@
 """The USI engine: in-process for protocol details and robustness, and once as a real subprocess driven
 by cshogi.usi.Engine, the way cshogi.cli and GUIs drive it."""
 
+import math
 import random
 import shutil
 import time
@@ -11,6 +12,7 @@ import pytest
 from cshogi.usi import Engine
 
 from messiah.usi import UsiEngine, UsiError, parse_position, think_time
+from messiah.winrate import WinRateScale
 
 MATES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mates" / "mate1.tsv"
 
@@ -290,3 +292,49 @@ def test_a_position_sent_right_after_bestmove_is_taken():
     board.push_usi("7g7f")
     second = bestmoves(out)[1].split()[1]
     assert board.move_from_usi(second) in set(board.legal_moves)
+
+
+def test_resign_value_resigns_a_lost_position_only_when_asked():
+    lost = "position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 1"  # a bare king against everything
+    e, out = engine()
+    e.handle(lost)
+    go(e, "go depth 2")
+    assert bestmoves(out)[-1] != "bestmove resign"  # the default never resigns
+    e.handle("setoption name ResignValue value 1000")
+    go(e, "go depth 2")
+    assert bestmoves(out)[-1] == "bestmove resign"
+    e.handle("position startpos")
+    go(e, "go depth 2")
+    assert bestmoves(out)[-1] != "bestmove resign"
+
+
+def test_the_only_legal_move_is_played_at_once_in_a_timed_game():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position sfen 8k/9/9/9/9/9/r8/2g6/K8 b G 1")  # in check; only G*9h
+    start = time.perf_counter()
+    go(e, "go byoyomi 5000")
+    assert bestmoves(out) == ["bestmove G*9h"]
+    assert time.perf_counter() - start < 2.0
+
+
+def test_score_coefficients_set_the_reported_cp():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position startpos moves 7g7f")
+    go(e, "go depth 1")
+    cp = int(out[-2].split("score cp ")[1].split()[0])
+    e.handle("setoption name ScoreScale value 1750")  # half as steep: twice the centipawns
+    e.handle("setoption name ScoreBias value 0")
+    go(e, "go depth 1")
+    cp2 = int(out[-2].split("score cp ")[1].split()[0])
+    q = 1 / (1 + math.exp(-(cp / 875 - 0.08)))  # the win rate the first line meant
+    assert cp2 == pytest.approx(1750 * math.log(q / (1 - q)), abs=2)
+
+
+def test_draw_ply_makes_every_line_past_it_a_draw():
+    e, out = engine()
+    e.handle("setoption name MaxMovesToDraw value 100")
+    e.handle("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 100")  # lost, but the game ends now
+    go(e, "go depth 3")
+    assert "score cp " in out[-2] and int(out[-2].split("score cp ")[1].split()[0]) == WinRateScale().to_cp(0.5)
