@@ -9,10 +9,16 @@ scalar twin (same backbone, all children in one batch). Both pay their whole pip
 generation and the forward pass for the first; making each child, its features and the batched forward
 pass for the second. The twin is exported from the same architecture as the model under test, with
 random weights (speed does not depend on them); that needs torch.
+
+``--train`` measures training instead: positions per second of the real training loop (train/pretrain.py)
+on teacher data, with the share of the step time spent waiting for a batch, for each number of loader
+workers asked for, on the CPU and on CUDA when there is one. The first ``TRAIN_WARMUP`` steps (worker
+start-up, first kernels) are not timed.
 """
 
 from __future__ import annotations
 
+import csv
 import tempfile
 import time
 from dataclasses import dataclass
@@ -28,6 +34,7 @@ from messiah.moves import legal_move_indices
 DEFAULT_POSITIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "teacher" / "teacher_s6.hcpe"
 STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
 MAX_POSITIONS = 200  # of which the search bench uses all, at --movetime each
+TRAIN_WARMUP = 10  # training steps run before the timed ones
 
 
 @dataclass
@@ -208,3 +215,34 @@ def run_bench(model: str | None, threads: int, positions_path: str | None, arch:
     if twin is None:
         figures["note"] = "torch is not installed: the per-child comparison was skipped"
     return figures
+
+
+def bench_train(data: list[str], steps: int = 40, workers: tuple[int, ...] = (0, 1), threads: int = 1,
+                batch_size: int = 256, arch: str | None = None, devices: tuple[str, ...] | None = None) -> dict:
+    """Training throughput of the pretraining loop: for each device (the CPU, and CUDA when there is one)
+    and each worker count, ``steps`` timed steps after ``TRAIN_WARMUP`` untimed ones. Needs torch."""
+    import torch
+
+    from models.net import NetConfig
+    from train.pretrain import TrainConfig, train
+
+    layers, channels = (int(x) for x in (arch or "7x32").lower().split("x"))
+    net = NetConfig(channels=channels, blocks=(layers - 1) // 2)
+    devices = devices or (("cpu", "cuda") if torch.cuda.is_available() else ("cpu",))
+    out = {"architecture": net.describe(), "batch_size": batch_size, "steps": steps, "threads": threads}
+    for device in devices:
+        for n in workers:
+            with tempfile.TemporaryDirectory() as tmp:
+                cfg = TrainConfig(data=list(data), out=tmp, net=net, steps=TRAIN_WARMUP + steps, batch_size=batch_size,
+                                  warmup=1, val_positions=64, eval_every=TRAIN_WARMUP, checkpoint_every=10**9,
+                                  threads=threads, workers=n, device=device, export=False, progress=False)
+                train(cfg)
+                with open(Path(tmp) / "log.csv", newline="") as f:
+                    rows = [r for r in csv.DictReader(f) if int(r["step"]) > TRAIN_WARMUP]
+            positions_per_s = len(rows) / sum(1 / float(r["positions_per_s"]) for r in rows)  # over equal windows
+            out[f"{device}, workers={n}"] = {
+                "positions_per_s": positions_per_s,
+                "steps_per_s": positions_per_s / batch_size,
+                "data_wait_percent": 100 * sum(float(r["data_wait_share"]) for r in rows) / len(rows),
+            }
+    return out

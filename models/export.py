@@ -3,7 +3,8 @@
 All-moves graph: inputs ``features`` float32 (B, 36, 11, 9) and ``moves`` int64 (B, M) move indices
 (pad with any index and ignore the padded outputs); output ``q`` float32 (B, M), win rates for the side
 to move. The Magic Vec is stored only for :func:`messiah.moves.possible_indices` (3,813 of 14,256 rows),
-reached through an index -> row map; impossible indices read a zero row (Q = sigmoid(0)).
+reached through an index -> row map; impossible indices read a zero row (Q = sigmoid(0), or sigmoid(V(s))
+for a dueling net, whose value head V is added to every move's logit inside the graph).
 
 Scalar graph: input ``features``; output ``value`` float32 (B,), the side to move's win rate.
 
@@ -38,11 +39,14 @@ class _AllMovesGraph(nn.Module):
         self.register_buffer("row_of", net.row_of)
         self.register_buffer("table", table.detach())
         self.register_buffer("bias", bias.detach())
+        self.value = net.value  # the dueling value head, or None
 
     def forward(self, features: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
         h = self.backbone(features)
         rows = self.row_of[moves]
         logits = torch.matmul(self.table[rows], h.unsqueeze(-1)).squeeze(-1) + self.bias[rows]
+        if self.value is not None:
+            logits = logits + self.value(h)  # (B, 1): V(s) on every move
         return torch.sigmoid(logits)
 
 

@@ -5,6 +5,10 @@ head (1x1 convolution, flatten, linear) giving a vector per position. The all-mo
 as h(s) in R^300 and scores a move a by ``Q(s, a) = sigmoid(<h(s), E[a]> + b[a])`` with the Magic Vec
 E (14,256 x 300) and a per-move bias b; the twin maps it to one number per position, so the two cost
 the same per forward pass and differ only in how many passes scoring a position's moves takes.
+
+With ``value_hidden > 0`` the all-moves net is a dueling net: ``Q(s, a) = sigmoid(V(s) + A(s, a))`` with
+a small value head V (an MLP on h) and the advantage ``A(s, a) = <h(s), E[a]> + b[a]``. The output
+contract is unchanged (one Q per move); only training treats V and A apart (see train/pretrain.py).
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ class NetConfig:
     blocks: int = 3
     head_channels: int = 16
     embed_dim: int = 300
+    value_hidden: int = 0  # > 0: dueling, Q = sigmoid(V(s) + A(s, a)) with V an MLP of this width on h(s)
 
     def to_json(self) -> str:
         return json.dumps(dataclasses.asdict(self), sort_keys=True)
@@ -90,6 +95,12 @@ class AllMovesNet(nn.Module):
         self.bias = nn.Parameter(torch.zeros(len(rows)))
         if zero_embedding:
             nn.init.zeros_(self.embedding)
+        self.value: nn.Sequential | None = None
+        if config.value_hidden:
+            self.value = nn.Sequential(nn.Linear(config.embed_dim, config.value_hidden), nn.ReLU(),
+                                       nn.Linear(config.value_hidden, 1))
+            nn.init.zeros_(self.value[2].weight)  # V starts at 0: the dueling net starts as the plain one
+            nn.init.zeros_(self.value[2].bias)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         """h(s): (B, embed_dim)."""
@@ -100,13 +111,27 @@ class AllMovesNet(nn.Module):
         zero = self.embedding.new_zeros(1, self.embedding.shape[1])
         return torch.cat([self.embedding, zero]), torch.cat([self.bias, self.bias.new_zeros(1)])
 
-    def move_logits(self, h: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
-        """Logits of Q for move indices ``moves`` of shape (B,) or (B, M) -> the same shape."""
+    def advantage_logits(self, h: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+        """``<h, E[a]> + b[a]`` for move indices ``moves`` of shape (B,) or (B, M) -> the same shape."""
         table, bias = self.table()
         rows = self.row_of[moves]
         if moves.dim() == 1:
             return (h * table[rows]).sum(-1) + bias[rows]
         return (h @ table.T + bias).gather(1, rows)
+
+    def state_logit(self, h: torch.Tensor) -> torch.Tensor:
+        """V(s): (B,), the dueling value head's logit; zeros without one."""
+        if self.value is None:
+            return h.new_zeros(h.shape[0])
+        return self.value(h).squeeze(-1)
+
+    def move_logits(self, h: torch.Tensor, moves: torch.Tensor) -> torch.Tensor:
+        """Logits of Q, ``V(s) + A(s, a)``, for move indices ``moves`` of shape (B,) or (B, M) -> the same shape."""
+        z = self.advantage_logits(h, moves)
+        if self.value is None:
+            return z
+        v = self.state_logit(h)
+        return z + (v if moves.dim() == 1 else v[:, None])
 
 
 class ScalarNet(nn.Module):

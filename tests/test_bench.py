@@ -24,3 +24,15 @@ def test_bench_reports_every_figure(tmp_path):
     # boards are left as they were (the per-child path pushes and pops)
     assert [b.sfen() for b in positions.boards] == [b.sfen() for b in position_set(limit=4).boards]
     assert isinstance(positions.boards[0], cshogi.Board)
+
+
+def test_train_bench_reports_throughput_and_data_wait(tmp_path):
+    pytest.importorskip("torch")
+    from messiah.bench import DEFAULT_POSITIONS, bench_train
+
+    small = tmp_path / "small.hcpe"
+    small.write_bytes(DEFAULT_POSITIONS.read_bytes()[: 38 * 2000])
+    figures = bench_train([str(small)], steps=2, workers=(0,), batch_size=16, arch="3x8")
+    assert figures["architecture"] == "3x8"
+    row = figures["cpu, workers=0"]
+    assert row["positions_per_s"] > 0 and row["steps_per_s"] > 0 and 0 <= row["data_wait_percent"] <= 100

@@ -62,3 +62,25 @@ def test_export_is_small_and_records_metadata(tmp_path):
     assert NetConfig.from_json(meta["messiah.config"]) == NetConfig()
     # the compact table: 3,813 rows + the zero row instead of 14,256
     assert path.stat().st_size < 10_000_000
+
+
+def test_dueling_net_adds_its_value_head_and_exports_it(tmp_path):
+    ort = pytest.importorskip("onnxruntime")
+    torch.manual_seed(0)
+    net = AllMovesNet(NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=12, value_hidden=6)).eval()
+    x = torch.randn(2, *SHAPE)
+    moves = torch.from_numpy(possible_indices()[:5]).repeat(2, 1)
+    h = net(x)
+    assert torch.equal(net.move_logits(h, moves), net.advantage_logits(h, moves))  # V starts at 0
+    with torch.no_grad():
+        net.value[2].weight.normal_()
+        net.value[2].bias.fill_(0.5)
+    v = net.state_logit(h)
+    assert v.shape == (2,) and torch.all(v != 0)
+    assert torch.allclose(net.move_logits(h, moves), net.advantage_logits(h, moves) + v[:, None])
+    assert torch.allclose(net.move_logits(h, moves[:, 0]), net.move_logits(h, moves)[:, 0])
+    path = export_onnx(net, tmp_path / "d.onnx")
+    q = ort.InferenceSession(str(path)).run(None, {"features": x.numpy(), "moves": moves.numpy()})[0]
+    assert np.allclose(q, torch.sigmoid(net.move_logits(h, moves)).detach().numpy(), atol=1e-5)
+    meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
+    assert NetConfig.from_json(meta["messiah.config"]).value_hidden == 6

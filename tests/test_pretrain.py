@@ -1,6 +1,11 @@
-"""Pretraining: it learns, and an interrupted run resumes to exactly the weights of an uninterrupted one."""
+"""Pretraining: it learns, every loss variant trains and exports, an interrupted run resumes to exactly the
+weights of an uninterrupted one (with and without loader workers), and two torchrun processes train
+data-parallel."""
 
 import csv
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import numpy as np
@@ -10,9 +15,12 @@ torch = pytest.importorskip("torch")
 
 import train.pretrain as pretrain  # noqa: E402
 from messiah.evaluator import Evaluator  # noqa: E402
-from models.net import NetConfig  # noqa: E402
+from models.net import AllMovesNet, NetConfig  # noqa: E402
+from train.data import TeacherData  # noqa: E402
+from train.loader import StepBatches, pack, unpack  # noqa: E402
 
 TEACHER = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher" / "teacher_s4.hcpe"
+TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
 
 
 @pytest.fixture(scope="module")
@@ -22,37 +30,37 @@ def small_data(tmp_path_factory):
     return str(path)
 
 
-def config(data: str, out: Path, steps: int) -> pretrain.TrainConfig:
-    return pretrain.TrainConfig(data=[data], out=str(out), net=NetConfig(channels=8, blocks=1, head_channels=4,
-                                embed_dim=16), steps=steps, batch_size=32, warmup=2, val_positions=128,
-                                eval_every=4, checkpoint_every=3, threads=1)
+def config(data: str, out: Path, steps: int, **kw) -> pretrain.TrainConfig:
+    return pretrain.TrainConfig(data=[data], out=str(out), net=TINY, steps=steps, batch_size=32, warmup=2,
+                                val_positions=128, eval_every=4, checkpoint_every=3, threads=1, progress=False, **kw)
 
 
 class Interrupted(Exception):
     pass
 
 
-def test_resume_after_interruption_is_exact(small_data, tmp_path, monkeypatch):
-    straight = config(small_data, tmp_path / "straight", 8)
+@pytest.mark.parametrize("workers", [0, 2])
+def test_resume_after_interruption_is_exact(small_data, tmp_path, monkeypatch, workers):
+    straight = config(small_data, tmp_path / "straight", 8, workers=workers, export=False)
     pretrain.train(straight)
     expected = torch.load(tmp_path / "straight" / "checkpoint.pt", weights_only=False)["net"]
 
     calls = {"n": 0}
-    real_make_batch = pretrain.make_batch
+    real_to_device = pretrain.to_device
 
-    def crashing_make_batch(records):
+    def crashing_to_device(batch, device):
         calls["n"] += 1
         if calls["n"] == 5 + 1:  # 5th training batch (after the validation batch): mid-run, after checkpoint 3
             raise Interrupted
-        return real_make_batch(records)
+        return real_to_device(batch, device)
 
-    broken = config(small_data, tmp_path / "broken", 8)
-    monkeypatch.setattr(pretrain, "make_batch", crashing_make_batch)
+    broken = config(small_data, tmp_path / "broken", 8, workers=workers, export=False)
+    monkeypatch.setattr(pretrain, "to_device", crashing_to_device)
     with pytest.raises(Interrupted):
         pretrain.train(broken)
     state = torch.load(tmp_path / "broken" / "checkpoint.pt", weights_only=False)
     assert state["step"] == 3
-    monkeypatch.setattr(pretrain, "make_batch", real_make_batch)
+    monkeypatch.setattr(pretrain, "to_device", real_to_device)
     pretrain.train(broken, resume=True)
     resumed = torch.load(tmp_path / "broken" / "checkpoint.pt", weights_only=False)["net"]
     # The first training run in a process differs from later ones in the last float bits (~1e-6: the CPU
@@ -62,6 +70,18 @@ def test_resume_after_interruption_is_exact(small_data, tmp_path, monkeypatch):
         assert torch.allclose(value, resumed[key], rtol=0, atol=1e-5), (key, (value - resumed[key]).abs().max())
     rows = list(csv.DictReader(open(tmp_path / "broken" / "log.csv")))
     assert [int(r["step"]) for r in rows] == [4, 8]
+    assert (tmp_path / "broken" / "log.png").stat().st_size > 0
+
+
+def test_batches_are_a_function_of_seed_rank_and_step(small_data):
+    data = TeacherData([small_data])
+    a, b = (StepBatches(data.files, data.train_index, 16, seed=0, rank=r) for r in (0, 1))
+    assert np.array_equal(a.rows(5), StepBatches(data.files, data.train_index, 16, seed=0).rows(5))
+    assert not np.array_equal(a.rows(5), a.rows(6)) and not np.array_equal(a.rows(5), b.rows(5))
+    batch = a[5]
+    assert batch["features"].shape[0] == batch["teacher"].shape[0] <= 16
+    unpacked = unpack(pack(batch))  # how workers hand batches over: one buffer
+    assert all(torch.equal(unpacked[k], v) and unpacked[k].dtype == v.dtype for k, v in batch.items())
 
 
 def test_training_lowers_the_loss_and_exports_a_playable_model(small_data, tmp_path):
@@ -74,3 +94,76 @@ def test_training_lowers_the_loss_and_exports_a_playable_model(small_data, tmp_p
     assert 0 <= float(rows[-1]["agreement"]) <= 1
     scores = Evaluator(model, device="cpu").score(__import__("cshogi").Board())
     assert len(scores.q) == 30 and np.isfinite(scores.q).all()
+
+
+def fake_batch(z: list[list[float]], teacher: list[int]) -> dict:
+    z = torch.tensor(z)
+    return {"z": z, "features": torch.zeros(len(z)), "legal": torch.zeros_like(z, dtype=torch.long),
+            "legal_mask": torch.ones_like(z, dtype=torch.bool), "teacher": torch.tensor(teacher),
+            "eval_cp": torch.zeros(len(z)), "result": torch.full((len(z),), 0.5)}
+
+
+class FixedLogits(torch.nn.Module):
+    """Stands in for TrainGraph: returns the batch's logits as advantages and V(s) = ``state``."""
+
+    def __init__(self, z: torch.Tensor, state: float = 0.0):
+        super().__init__()
+        self.z, self.state = z, state
+
+    def forward(self, features, legal):
+        return self.z, torch.full((len(self.z),), self.state)
+
+
+def test_loss_variants():
+    b = fake_batch([[0.0, -0.5, -0.05]], [0])
+    net = FixedLogits(b["z"])
+    value = pretrain.losses(net, b, pretrain.TrainConfig(loss="value"))
+    assert torch.isclose(value["loss"], value["value_loss"]) and value["value_loss"] == 0  # Q(t) = 0.5 = target
+    rank = pretrain.losses(net, b, pretrain.TrainConfig(loss="rank", rank_weight=0.5))
+    assert torch.isclose(rank["loss"], 0.5 * rank["rank_loss"]) and rank["rank_loss"] > 0
+    # margin 0.1: only the move 0.05 behind the teacher's violates it, by 0.05, averaged over the 2 others
+    margin = pretrain.losses(net, b, pretrain.TrainConfig(loss="margin", margin=0.1, rank_weight=1.0))
+    assert torch.isclose(margin["rank_loss"], torch.tensor(0.025))
+    # dueling: Q logits are V + A; the anchor pulls A(s, teacher) to 0
+    b = fake_batch([[0.3, -0.5, -0.05]], [0])
+    dueling = pretrain.losses(FixedLogits(b["z"], state=-0.3), b, pretrain.TrainConfig(loss="dueling"))
+    assert torch.allclose(dueling["z"], b["z"] - 0.3) and torch.isclose(dueling["anchor_loss"], torch.tensor(0.09))
+    assert dueling["value_loss"] == 0
+    assert pretrain.TrainConfig(loss="dueling").net.value_hidden == pretrain.DUELING_HIDDEN
+    with pytest.raises(ValueError):
+        pretrain.TrainConfig(loss="nope")
+
+
+@pytest.mark.parametrize("loss", ["value", "margin", "dueling"])
+def test_each_loss_trains_and_exports(small_data, tmp_path, loss):
+    model = pretrain.train(config(small_data, tmp_path / loss, 4, loss=loss, zero_embedding=loss == "value"))
+    state = torch.load(tmp_path / loss / "checkpoint.pt", weights_only=False)
+    net = AllMovesNet(NetConfig(**state["config"]["net"]))
+    net.load_state_dict(state["net"])
+    assert (net.value is not None) == (loss == "dueling")
+    board = __import__("cshogi").Board()
+    scores = Evaluator(model, device="cpu").score(board)
+    from messiah.features import board_planes
+    from messiah.moves import legal_move_indices
+
+    _, idx = legal_move_indices(board)
+    with torch.no_grad():
+        expected = torch.sigmoid(net.eval().move_logits(net(torch.from_numpy(board_planes(board))[None]),
+                                                        torch.from_numpy(idx)[None]))[0].numpy()
+    assert np.allclose(scores.q, expected, atol=1e-5)
+
+
+def test_two_processes_train_data_parallel(small_data, tmp_path):
+    """torchrun --nproc_per_node 2 on the CPU (gloo): both ranks finish, rank 0 alone writes the log and checkpoint."""
+    out = tmp_path / "ddp"
+    cmd = [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node", "2", "-m", "messiah.cli",
+           "pretrain", small_data, "--out", str(out), "--steps", "4", "--batch-size", "16", "--channels", "8",
+           "--blocks", "1", "--head-channels", "4", "--embed-dim", "16", "--threads", "1", "--val-positions", "64",
+           "--eval-every", "2", "--no-export", "--no-progress"]
+    env = {**os.environ, "OMP_NUM_THREADS": "1"}
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=120, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    rows = list(csv.DictReader(open(out / "log.csv")))
+    assert [int(r["step"]) for r in rows] == [2, 4]
+    state = torch.load(out / "checkpoint.pt", weights_only=False)
+    assert state["step"] == 4 and state["world_size"] == 2

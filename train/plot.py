@@ -1,0 +1,105 @@
+"""Learning curves of a training log: ``python -m train.plot runs/x/log.csv`` writes runs/x/log.png.
+
+Four panels against the step: training losses, validation agreement and top-3, validation sign accuracy
+and value MSE (right axis), and throughput with the share of step time spent waiting for data (right). Several logs
+on one figure compare runs (the first log names the output unless ``--out`` is given); ``--table``
+prints the last validation figures of each as a markdown table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+from pathlib import Path
+
+STYLES = ("-", "--", "-.", ":")
+
+
+def read_log(path: str | os.PathLike) -> dict[str, list[float]]:
+    """A log.csv as columns of floats (empty cells, as in older logs' missing columns, are skipped)."""
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(f))
+    columns: dict[str, list[float]] = {}
+    for row in rows:
+        for key, value in row.items():
+            if value not in ("", None):
+                columns.setdefault(key, []).append(float(value))
+    return columns
+
+
+def plot_logs(paths: list[str | os.PathLike], out: str | os.PathLike | None = None) -> Path:
+    """Draw the curves of one or more log.csv files into a PNG and return its path. One log: a colour per
+    metric. Several: a colour per run (named by its folder) and a line style per metric."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    out = Path(out) if out else Path(paths[0]).with_suffix(".png")
+    many = len(paths) > 1
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7))
+    panels = [(axes[0, 0], ("loss", "value_loss", "rank_loss", "anchor_loss"), "training", True),
+              (axes[0, 1], ("agreement", "top3"), "validation", False),
+              (axes[1, 0], ("sign_accuracy", "value_mse"), "validation", False),
+              (axes[1, 1], ("positions_per_s", "data_wait_share"), "speed", False)]
+    right = {"value_mse": axes[1, 0].twinx(), "data_wait_share": axes[1, 1].twinx()}  # second y axes
+    for i, path in enumerate(paths):
+        log = read_log(path)
+        for ax, keys, _, logy in panels:
+            for j, key in enumerate(keys):
+                if key not in log:
+                    continue
+                target = right.get(key, ax)
+                style = {"color": f"C{i}", "linestyle": STYLES[j]} if many else {"color": f"C{j}"}
+                label = Path(path).parent.name if many and j == 0 else None if many else key
+                target.plot(log["step"][-len(log[key]):], log[key], label=label, **style)
+            ax.set_yscale("log" if logy else "linear")
+    for axis in right.values():
+        axis.set_ylim(0, None)
+    for ax, keys, what, _ in panels:
+        styles = f" ({', '.join(f'{k} {s}' for k, s in zip(keys, STYLES, strict=False))})" if many else ""
+        ax.set_title(f"{what}: {', '.join(keys)}" if not many else f"{what}{styles}", fontsize=9)
+        ax.set_xlabel("step")
+        ax.grid(alpha=0.3)
+    if many:
+        axes[0, 1].legend(fontsize=7, loc="lower right")
+    else:
+        for ax in (*axes.flat, *right.values()):
+            ax.legend(fontsize=7, loc="center right" if ax in right.values() else "upper left")
+    fig.tight_layout()
+    tmp = out.with_name(out.name + ".tmp.png")
+    fig.savefig(tmp, dpi=90)
+    plt.close(fig)
+    os.replace(tmp, out)  # a viewer never sees half a file
+    return out
+
+
+TABLE_COLUMNS = ("agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss")
+
+
+def table(paths: list[str | os.PathLike]) -> str:
+    """A markdown table of each log's last row: the run (its folder's name), the step and the validation
+    figures, agreement and top-3 in percent."""
+    lines = ["| run | step | " + " | ".join(TABLE_COLUMNS) + " |", "|---" * (2 + len(TABLE_COLUMNS)) + "|"]
+    for path in paths:
+        log = read_log(path)
+        cells = ["-" if k not in log else f"{100 * log[k][-1]:.1f}%" if k in ("agreement", "top3")
+                 else f"{log[k][-1]:.4f}" for k in TABLE_COLUMNS]
+        lines.append(f"| {Path(path).parent.name} | {int(log['step'][-1])} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(prog="python -m train.plot", description=__doc__)
+    parser.add_argument("logs", nargs="+", help="log.csv files")
+    parser.add_argument("--out", help="PNG to write (default: next to the first log)")
+    parser.add_argument("--table", action="store_true", help="also print a markdown table of the last rows")
+    args = parser.parse_args(argv)
+    print(plot_logs(args.logs, args.out))
+    if args.table:
+        print(table(args.logs))
+
+
+if __name__ == "__main__":
+    main()
