@@ -6,15 +6,20 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 
 from messiah.evaluator import ModelError
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from messiah.bench import run_bench
+    from messiah.bench import DEFAULT_POSITIONS, bench_train, run_bench
 
-    figures = run_bench(args.model, args.threads, args.positions, args.arch,
-                        args.movetime / 1000 if args.search else None)
+    if args.train:
+        figures = bench_train([args.positions or str(DEFAULT_POSITIONS)], args.train_steps, tuple(args.workers),
+                              args.threads, args.batch_size, args.arch)
+    else:
+        figures = run_bench(args.model, args.threads, args.positions, args.arch,
+                            args.movetime / 1000 if args.search else None)
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -39,17 +44,42 @@ def _evaluate(args: argparse.Namespace) -> None:
             print(f"{key:12s} {value}")
 
 
+def _gensfen(args: argparse.Namespace) -> None:
+    from messiah.match import parse_options
+    from train.gensfen import EngineError, gensfen
+
+    try:
+        counts = gensfen(args.out, engine=args.engine, options=parse_options(args.option), depth=args.depth,
+                         nodes=args.nodes, workers=args.workers, positions=args.positions, games=args.games,
+                         openings=args.openings, random_moves=args.random_moves, seed=args.seed)
+    except EngineError as e:
+        raise SystemExit(f"messiah gensfen: {e}") from None
+    if args.json:
+        print(json.dumps(counts))
+    else:
+        for key, value in counts.items():
+            print(f"{key:14s} {value}")
+
+
 def _pretrain(args: argparse.Namespace) -> None:
     try:
         from models.net import NetConfig
         from train.pretrain import TrainConfig, train
     except ImportError as e:
         raise SystemExit(f"messiah pretrain needs the training extra (pip install 'messiah[train]'): {e}") from None
-    net = NetConfig(channels=args.channels, blocks=args.blocks)
-    cfg = TrainConfig(data=args.data, out=args.out, net=net, steps=args.steps, batch_size=args.batch_size,
-                      lr=args.lr, scale=args.scale, result_mix=args.result_mix, rank_weight=args.rank_weight,
-                      rank_scale=args.rank_scale, seed=args.seed)
-    print(train(cfg, resume=args.resume))
+    net = NetConfig(channels=args.channels, blocks=args.blocks, head_channels=args.head_channels,
+                    embed_dim=args.embed_dim, value_hidden=args.value_hidden)
+    cfg = TrainConfig(data=args.data, out=args.out, net=net, loss=args.loss, scale=args.scale,
+                      result_mix=args.result_mix, rank_weight=args.rank_weight, rank_scale=args.rank_scale,
+                      margin=args.margin, anchor_weight=args.anchor_weight, zero_embedding=args.zero_embedding,
+                      steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
+                      val_positions=args.val_positions, eval_every=args.eval_every,
+                      checkpoint_every=args.checkpoint_every, seed=args.seed, threads=args.threads,
+                      workers=args.workers, amp=args.amp, device=args.device, export=not args.no_export,
+                      progress=not args.no_progress)
+    path = train(cfg, resume=args.resume)
+    if int(os.environ.get("RANK", "0")) == 0:  # under torchrun, one line, not one per process
+        print(path)
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -72,6 +102,46 @@ def _analyze(args: argparse.Namespace) -> None:
     print("pv " + " ".join(out["pv"]))
     for row in out["moves"]:
         print(f"  {row['move']:6s} {row['q']:.4f}")
+
+
+def _match(args: argparse.Namespace) -> None:
+    from messiah.match import MatchConfig, parse_options, play_match, report, summarize
+
+    byoyomi = args.byoyomi if args.byoyomi is not None or args.time else 1000
+    cfg = MatchConfig(opponent=args.opponent, engine=args.engine or "", options=parse_options(args.option),
+                      opponent_options=parse_options(args.opponent_option), games=args.games, jobs=args.jobs,
+                      byoyomi=byoyomi, time=args.time, inc=args.inc, seed=args.seed, draw=args.draw, out=args.out)
+    if args.openings:
+        cfg.openings = None if args.openings == "none" else args.openings
+    names, games = play_match(cfg)
+    summary = summarize(games)
+    if args.json:
+        print(json.dumps({**summary, "names": names, "records": [g.record for g in games]}))
+    else:
+        print(report(cfg, names, summary))
+
+
+def _fit_winrate(args: argparse.Namespace) -> None:
+    from messiah.fitwinrate import fit_files
+    from messiah.winrate import WinRateScale
+
+    paths = []
+    for path in map(Path, args.records):
+        paths += sorted(str(p) for p in path.glob("*.csa")) if path.is_dir() else [str(path)]
+    out = fit_files(paths, args.player, args.png, WinRateScale.from_options(*args.made_with))
+    if args.json:
+        print(json.dumps(out))
+        return
+    print(f"samples {out['samples']:,} from {out['games']:,} CSA games and the hcpe records "
+          f"(left out: {out['dropped_abs_cp_over_1000']:,} with |cp| > 1000, {out['dropped_draws']:,} from draws)")
+    for name in ("mse", "logloss"):
+        fit = out[name]
+        print(f"{name:8s} a = {fit['a']:.6f} (1/a = {fit['scale_cp']:.1f} cp)  b = {fit['b']:+.4f}")
+    options = out["messiah_options"]
+    print(f"if these are messiah's own moves (made with ScoreScale {args.made_with[0]:g} ScoreBias "
+          f"{args.made_with[1]:g}), the options that calibrate its score cp on the teacher's curve: "
+          f"ScoreScale {options['ScoreScale']} ScoreBias {options['ScoreBias']}")
+    print(f"plot: {out['png']}")
 
 
 def _usi(args: argparse.Namespace) -> None:
@@ -99,6 +169,34 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_analyze)
 
+    p = sub.add_parser("match", help="play games against another USI engine (through cshogi.cli)")
+    p.add_argument("--opponent", required=True, help="the other engine's command, e.g. /usr/games/fairy-stockfish")
+    p.add_argument("--engine", help="the first engine's command (default: this messiah-usi)")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE", help="a USI option of the first engine")
+    p.add_argument("--opponent-option", action="append", metavar="NAME=VALUE",
+                   help="a USI option of the opponent, e.g. 'Skill Level=-20'")
+    p.add_argument("--games", type=int, default=2, help="games, in pairs of one opening with colours swapped")
+    p.add_argument("--jobs", type=int, default=1, help="games played at once, each in its own process")
+    p.add_argument("--byoyomi", type=int, help="ms per move after the main time (default 1000 without --time)")
+    p.add_argument("--time", type=int, help="main time in ms (sudden death, or Fischer with --inc)")
+    p.add_argument("--inc", type=int, help="increment per move in ms")
+    p.add_argument("--openings", help="file of 'startpos moves ...' lines (24 plies are played), or 'none' "
+                   "(default: ../shared/data/openings/records2016_10818.sfen)")
+    p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
+    p.add_argument("--draw", type=int, default=320, help="a game still going at this ply is a draw")
+    p.add_argument("--out", default="runs/match", help="directory for the CSA records and match.log")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_match)
+
+    p = sub.add_parser("fit-winrate", help="fit winrate = sigmoid(a*cp + b) to game results")
+    p.add_argument("records", nargs="+", help="CSA records (files or directories of *.csa) and/or hcpe files")
+    p.add_argument("--player", help="only moves by players whose name contains this (CSA)")
+    p.add_argument("--png", default="winrate_fit.png", help="where to write the plot")
+    p.add_argument("--made-with", type=float, nargs=2, default=[875, -80], metavar=("SCALE", "BIAS"),
+                   help="messiah's ScoreScale and ScoreBias when the records were made")
+    p.add_argument("--json", action="store_true")
+    p.set_defaults(func=_fit_winrate)
+
     p = sub.add_parser("bench", help="speed of features, move indices and the evaluator")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
@@ -106,31 +204,73 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--arch", help="bench a random-weight model of this shape instead, e.g. 7x64 (needs torch)")
     p.add_argument("--search", action="store_true", help="bench the searches instead")
     p.add_argument("--movetime", type=int, default=200, help="ms per position for --search")
+    p.add_argument("--train", action="store_true", help="bench training instead: positions/s and data wait "
+                   "(--threads: torch threads; --positions: the teacher hcpe; --arch: the net, default 7x32)")
+    p.add_argument("--train-steps", type=int, default=40, help="timed training steps per setting")
+    p.add_argument("--workers", type=int, nargs="+", default=[0, 1], help="loader worker counts to compare")
+    p.add_argument("--batch-size", type=int, default=256)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_bench)
 
     p = sub.add_parser("evaluate", help="agreement, top-3 agreement and value MSE of a model on data")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
-    p.add_argument("--data", required=True, help="hcpe file")
+    p.add_argument("--data", required=True, help="hcpe, psv/bin, CSA, KIF/KIFU or jsonl (sfen, bestmove, eval) file")
     p.add_argument("--limit", type=int, default=0, help="evaluate the first N positions only")
     p.add_argument("--threads", type=int, default=0)
     p.add_argument("--scale", type=float, default=875.0, help="cp per logit of the data's evals")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_evaluate)
 
-    p = sub.add_parser("pretrain", help="supervised pretraining on teacher hcpe files (needs torch)")
+    p = sub.add_parser("gensfen", help="teacher data (hcpe) from a USI engine's self-play; resumable")
+    p.add_argument("--engine", default="/usr/games/fairy-stockfish", help="the engine's executable (no arguments)")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE", help="a USI option; repeatable")
+    limit = p.add_mutually_exclusive_group(required=True)
+    limit.add_argument("--depth", type=int, help="search depth per move")
+    limit.add_argument("--nodes", type=int, help="nodes per move")
+    p.add_argument("--workers", type=int, default=1, help="processes, one engine each")
+    p.add_argument("--out", required=True, help="hcpe file to append whole games to")
+    target = p.add_mutually_exclusive_group()
+    target.add_argument("--positions", type=int, help="stop when the file holds N positions")
+    target.add_argument("--games", type=int, help="stop when the file holds N games")
+    p.add_argument("--openings", help="file of 'startpos moves ...' lines to start games from")
+    p.add_argument("--random-moves", type=int, help="random moves within the first 24 plies "
+                   "(default 5, or 0 with --openings)")
+    p.add_argument("--seed", type=int)
+    p.add_argument("--json", action="store_true", help="print the counts as one JSON object")
+    p.set_defaults(func=_gensfen)
+
+    p = sub.add_parser("pretrain", help="supervised pretraining on teacher hcpe files (needs torch); "
+                       "under torchrun --nproc_per_node N it trains data-parallel")
     p.add_argument("data", nargs="+", help="hcpe files")
     p.add_argument("--out", default="runs/pretrain")
     p.add_argument("--steps", type=int, default=20_000)
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=256, help="positions per step and process")
     p.add_argument("--lr", type=float, default=2e-3)
+    p.add_argument("--warmup", type=int, default=500, help="steps of linear learning-rate warm-up")
     p.add_argument("--channels", type=int, default=32)
     p.add_argument("--blocks", type=int, default=3)
+    p.add_argument("--head-channels", type=int, default=16)
+    p.add_argument("--embed-dim", type=int, default=300)
+    p.add_argument("--value-hidden", type=int, default=0, help="dueling value head width (--loss dueling: 64)")
+    p.add_argument("--loss", default="rank", choices=["value", "rank", "margin", "dueling"],
+                   help="ranking term over the legal moves (see train/pretrain.py)")
     p.add_argument("--scale", type=float, default=600.0, help="cp per logit of the teacher's evals")
     p.add_argument("--result-mix", type=float, default=0.0)
     p.add_argument("--rank-weight", type=float, default=0.1)
     p.add_argument("--rank-scale", type=float, default=10.0)
+    p.add_argument("--margin", type=float, default=0.1, help="--loss margin: the teacher move's logit lead")
+    p.add_argument("--anchor-weight", type=float, default=1.0, help="--loss dueling: weight of A(s, teacher)^2")
+    p.add_argument("--zero-embedding", action="store_true", help="start the Magic Vec at zero")
+    p.add_argument("--val-positions", type=int, default=4096)
+    p.add_argument("--eval-every", type=int, default=1000)
+    p.add_argument("--checkpoint-every", type=int, default=500)
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
+    p.add_argument("--workers", type=int, default=0, help="processes building batches (0: between steps)")
+    p.add_argument("--amp", default="bf16", choices=["bf16", "fp16", "off"], help="autocast on CUDA")
+    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
+    p.add_argument("--no-export", action="store_true", help="skip OUT/model.onnx at the end")
+    p.add_argument("--no-progress", action="store_true", help="no progress bar")
     p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
     p.set_defaults(func=_pretrain)
 

@@ -4,7 +4,8 @@ Samples are (eval in cp for the side to move, 1 if that side went on to win else
 records as ``cshogi.cli --csa`` (and ``messiah match``) writes them, whose move comments ``** <cp> ...``
 carry the mover's engine score from black's point of view, or from hcpe files with evals and results.
 Evals beyond +-1000 cp (decided positions, mate scores) and drawn games are left out. Both fits are
-printed: least squares on the win rate (the method's) and log-loss (logistic regression).
+printed: least squares on the win rate (the method's) and log-loss (logistic regression), and, for
+records of messiah's own games, the ScoreScale/ScoreBias options that calibrate its ``score cp`` by them.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ import numpy as np
 from cshogi import CSA
 
 from messiah.features import hcp_arrays
+from messiah.winrate import TEACHER, WinRateScale
 
 MAX_ABS_CP = 1000
 CP_UNIT = 1000.0  # cp are divided by this inside the fits, which keeps the two parameters on one scale
@@ -154,7 +156,22 @@ def plot(samples: Samples, fits: dict[str, tuple[float, float]], path: str | os.
     return path
 
 
-def fit_files(paths: list[str], player: str | None = None, png: str | None = None) -> dict:
+def engine_coefficients(fit: tuple[float, float], made_with: WinRateScale,
+                        target: WinRateScale = TEACHER) -> tuple[int, int]:
+    """messiah's ScoreScale and ScoreBias options that calibrate its ``score cp`` by a fit of its own games.
+
+    The records' cp were printed as cp = (logit(Q) - b0) / a0 (``made_with``); the fit says the real win
+    rate was sigmoid(a_f * cp + b_f). The new options print the cp whose reading on the ``target`` curve
+    (the teacher's scale, which the network was trained on) is that real win rate:
+    cp' = (a_f * cp + b_f - b_t) / a_t, again of the form (logit(Q) - b') * scale'."""
+    (a_f, b_f), a0, b0, a_t, b_t = fit, made_with.a, made_with.b, target.a, target.b
+    scale = a_f / (a0 * a_t)
+    bias = b0 - (b_f - b_t) * a0 / a_f
+    return round(scale), round(1000 * bias)
+
+
+def fit_files(paths: list[str], player: str | None = None, png: str | None = None,
+              made_with: WinRateScale = TEACHER) -> dict:
     """Read the samples (CSA or hcpe by extension), fit both ways, optionally plot; the figures as a dict."""
     hcpe = [p for p in paths if str(p).endswith(".hcpe")]
     csa = [p for p in paths if not str(p).endswith(".hcpe")]
@@ -170,6 +187,8 @@ def fit_files(paths: list[str], player: str | None = None, png: str | None = Non
            "dropped_draws": samples.dropped_draws}
     for name, (a, b) in fits.items():
         out[name] = {"a": a, "b": b, "scale_cp": 1 / a if a else math.inf}
+    scale, bias = engine_coefficients(fits["mse"], made_with)
+    out["messiah_options"] = {"ScoreScale": scale, "ScoreBias": bias}
     if png:
         out["png"] = str(plot(samples, fits, png, f"{len(samples.cp):,} samples" + (f", {player}" if player else "")))
     return out

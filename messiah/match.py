@@ -150,8 +150,9 @@ def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
     return [rng.randrange(count) for _ in range(pairs)]
 
 
-def play_match(cfg: MatchConfig) -> list[Game]:
-    """Play ``cfg.games`` games (pairs of one opening with colours swapped), ``cfg.jobs`` at a time."""
+def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
+    """Play ``cfg.games`` games (pairs of one opening with colours swapped), ``cfg.jobs`` at a time: the
+    engines' names and the games in order."""
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     commands = (executable(cfg.engine or messiah_command(), out, "engine"), executable(cfg.opponent, out, "opponent"))
@@ -171,7 +172,7 @@ def play_match(cfg: MatchConfig) -> list[Game]:
             bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}")
             bar.update(len(pair))
     bar.close()
-    return sorted(games, key=lambda g: g.number)
+    return names, sorted(games, key=lambda g: g.number)
 
 
 def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:

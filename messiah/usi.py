@@ -17,7 +17,7 @@ import cshogi
 
 from messiah import __version__
 from messiah.evaluator import Evaluator, ModelError
-from messiah.winrate import WinRateScale
+from messiah.winrate import MESSIAH, WinRateScale
 from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
@@ -148,8 +148,8 @@ OPTIONS = {
     "MultiPV": Option("spin", 1, 1, 600),
     "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
     "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
-    "ScoreScale": Option("spin", round(1 / WinRateScale.a), 1, 100000),  # cp = (logit(winrate) - b) * this
-    "ScoreBias": Option("spin", round(1000 * WinRateScale.b), -10000, 10000),  # b of that, in thousandths
+    "ScoreScale": Option("spin", round(1 / MESSIAH.a), 1, 100000),  # cp = (logit(winrate) - b) * this
+    "ScoreBias": Option("spin", round(1000 * MESSIAH.b), -10000, 10000),  # b of that, in thousandths
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
@@ -191,7 +191,7 @@ class UsiEngine:
         self.evaluator: Evaluator | None = None
         self.searcher = None
         self.board = cshogi.Board()
-        self.scale = WinRateScale()
+        self.scale = MESSIAH
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._replied = threading.Event()  # set once the running go's bestmove is written
@@ -274,7 +274,7 @@ class UsiEngine:
             self.searcher.cache.max_entries = max(1, half // CACHE_ENTRY_BYTES)
         self.searcher.multipv = self.options["MultiPV"]
         self.searcher.draw_ply = self.options["MaxMovesToDraw"]
-        self.scale = WinRateScale(1 / self.options["ScoreScale"], self.options["ScoreBias"] / 1000)
+        self.scale = WinRateScale.from_options(self.options["ScoreScale"], self.options["ScoreBias"])
         return self.evaluator
 
     def cmd_isready(self, args: list[str]) -> None:

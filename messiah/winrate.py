@@ -1,7 +1,8 @@
 """Win rate <-> centipawns: winrate = sigmoid(a * cp + b) (METHOD.md section 5).
 
 The defaults are those fitted on the shipped teacher data (fairy-stockfish at depth 8, see
-../shared/data/README.md): 1/a = 875 cp, b = -0.08. An engine should fit its own from its own games.
+../shared/data/README.md): 1/a = 875 cp, b = -0.08. The engine reports its score cp with ``MESSIAH``,
+fitted from its own games (``messiah fit-winrate``).
 """
 
 from __future__ import annotations
@@ -20,6 +21,11 @@ class WinRateScale:
     def to_winrate(self, cp: float) -> float:
         return 1.0 / (1.0 + math.exp(-(self.a * cp + self.b)))
 
+    @classmethod
+    def from_options(cls, scale: float, bias_thousandths: float) -> WinRateScale:
+        """From the USI options ScoreScale (cp per unit of logit) and ScoreBias (b in thousandths)."""
+        return cls(1 / scale, bias_thousandths / 1000)
+
     def to_cp(self, winrate: float) -> int:
         """Centipawns for a win rate, clipped to +-MAX_CP."""
         if winrate <= 0.0:
@@ -28,3 +34,10 @@ class WinRateScale:
             return MAX_CP
         cp = (math.log(winrate / (1.0 - winrate)) - self.b) / self.a
         return int(round(max(-MAX_CP, min(MAX_CP, cp))))
+
+
+TEACHER = WinRateScale()  # the teacher data's curve, on which the network's training targets were made
+# messiah's score cp, calibrated on its own games: `messiah fit-winrate` on 40 self-play games of the default
+# model (alpha-beta, byoyomi 1000 ms) fitted 1/a = 996 cp, b = -0.071 to the cp it printed with TEACHER, and
+# these options make a printed cp read on the TEACHER curve as the win rate those games showed (README).
+MESSIAH = WinRateScale.from_options(769, -91)

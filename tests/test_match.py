@@ -13,11 +13,12 @@ import pytest
 from cshogi import CSA
 from cshogi.elo import Elo
 
-from messiah.fitwinrate import fit_files
+from messiah.fitwinrate import engine_coefficients, fit_files
 from messiah.match import elo_interval, parse_options
+from messiah.winrate import TEACHER, WinRateScale
 
 FAIRY = "/usr/games/fairy-stockfish"
-TEACHER = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher"
+TEACHER_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher"
 
 
 def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
@@ -42,7 +43,7 @@ def test_options_parse_names_with_spaces_and_reject_garbage():
 def test_fit_reproduces_the_published_teacher_scale():
     """../shared/data/README.md: teacher_s1 and s2 gave 1/a = 875, b = -0.08 by squared error and 872, -0.08
     by log-loss, from 160,802 positions."""
-    out = fit_files([str(TEACHER / "teacher_s1.hcpe"), str(TEACHER / "teacher_s2.hcpe")])
+    out = fit_files([str(TEACHER_DATA / "teacher_s1.hcpe"), str(TEACHER_DATA / "teacher_s2.hcpe")])
     assert out["samples"] == 160_802
     assert out["mse"]["scale_cp"] == pytest.approx(875, abs=1) and out["mse"]["b"] == pytest.approx(-0.08, abs=0.005)
     assert out["logloss"]["scale_cp"] == pytest.approx(872, abs=1)
@@ -69,3 +70,15 @@ def test_a_real_match_against_fairy_stockfish(tmp_path):
         game = CSA.Parser.parse_file(str(record))[0]
         assert len(game.moves) > 24 and game.endgame  # the opening and then real play, to an end
     assert "2/2" in done.stderr  # the progress bar
+
+
+def test_engine_coefficients_print_the_fitted_win_rate_on_the_teacher_curve():
+    """With the new options, a printed cp read on the teacher's curve is the win rate the fit gave for the cp
+    the engine printed before, for any Q."""
+    made_with = WinRateScale(1 / 875, -0.08)
+    fit = (1 / 996, -0.071)
+    new = WinRateScale.from_options(*engine_coefficients(fit, made_with))
+    for q in (0.2, 0.45, 0.5, 0.62, 0.8):
+        old_cp = made_with.to_cp(q)
+        fitted = 1 / (1 + math.exp(-(fit[0] * old_cp + fit[1])))
+        assert TEACHER.to_winrate(new.to_cp(q)) == pytest.approx(fitted, abs=0.002)

@@ -12,7 +12,7 @@ import pytest
 from cshogi.usi import Engine
 
 from messiah.usi import UsiEngine, UsiError, parse_position, think_time
-from messiah.winrate import WinRateScale
+from messiah.winrate import MESSIAH
 
 MATES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mates" / "mate1.tsv"
 
@@ -328,7 +328,7 @@ def test_score_coefficients_set_the_reported_cp():
     e.handle("setoption name ScoreBias value 0")
     go(e, "go depth 1")
     cp2 = int(out[-2].split("score cp ")[1].split()[0])
-    q = 1 / (1 + math.exp(-(cp / 875 - 0.08)))  # the win rate the first line meant
+    q = 1 / (1 + math.exp(-(cp / 769 - 0.091)))  # the win rate the first line meant (the default options)
     assert cp2 == pytest.approx(1750 * math.log(q / (1 - q)), abs=2)
 
 
@@ -337,4 +337,4 @@ def test_draw_ply_makes_every_line_past_it_a_draw():
     e.handle("setoption name MaxMovesToDraw value 100")
     e.handle("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 100")  # lost, but the game ends now
     go(e, "go depth 3")
-    assert "score cp " in out[-2] and int(out[-2].split("score cp ")[1].split()[0]) == WinRateScale().to_cp(0.5)
+    assert "score cp " in out[-2] and int(out[-2].split("score cp ")[1].split()[0]) == MESSIAH.to_cp(0.5)
