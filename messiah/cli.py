@@ -72,6 +72,7 @@ def _pretrain(args: argparse.Namespace) -> None:
     cfg = TrainConfig(data=args.data, out=args.out, net=net, loss=args.loss, scale=args.scale,
                       result_mix=args.result_mix, rank_weight=args.rank_weight, rank_scale=args.rank_scale,
                       margin=args.margin, anchor_weight=args.anchor_weight, zero_embedding=args.zero_embedding,
+                      mirror=not args.no_mirror,
                       steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
                       val_positions=args.val_positions, eval_every=args.eval_every,
                       checkpoint_every=args.checkpoint_every, seed=args.seed, threads=args.threads,
@@ -261,6 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--margin", type=float, default=0.1, help="--loss margin: the teacher move's logit lead")
     p.add_argument("--anchor-weight", type=float, default=1.0, help="--loss dueling: weight of A(s, teacher)^2")
     p.add_argument("--zero-embedding", action="store_true", help="start the Magic Vec at zero")
+    p.add_argument("--no-mirror", action="store_true", help="no left-right mirrored positions in the batches")
     p.add_argument("--val-positions", type=int, default=4096)
     p.add_argument("--eval-every", type=int, default=1000)
     p.add_argument("--checkpoint-every", type=int, default=500)

@@ -247,6 +247,22 @@ def planes(arrays: PositionArrays, out: np.ndarray | None = None) -> np.ndarray:
     return out
 
 
+# The left-right mirror (file -> 8 - file) of a position's planes: the columns reversed, and each
+# direction-specific attack plane swapped with its mirror image (NE <-> NW, E <-> W, knight-E <->
+# knight-W; both sides' frames mirror the same way). Shogi's rules are symmetric under it, so training
+# uses mirrored positions, with mirrored moves (messiah.moves.mirror_indices), as extra samples.
+_MIRROR_DIRECTION = [next(j for j, m in enumerate(DIRECTIONS) if (m[0], m[1]) == (-d[0], d[1])) for d in DIRECTIONS]
+MIRROR_CHANNELS = np.arange(NUM_CHANNELS)
+for _side in range(2):
+    MIRROR_CHANNELS[CH_DIRECTION + NUM_DIRECTIONS * _side + np.arange(NUM_DIRECTIONS)] = (
+        CH_DIRECTION + NUM_DIRECTIONS * _side + np.array(_MIRROR_DIRECTION))
+
+
+def mirror_planes(x: np.ndarray) -> np.ndarray:
+    """The planes of the left-right mirrored positions of planes ``x`` (..., 36, 11, 9): a new array."""
+    return np.ascontiguousarray(x[..., MIRROR_CHANNELS, :, ::-1])
+
+
 def board_planes(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray:
     """Feature planes of one board: float32 SHAPE, written into ``out`` when given (no allocation)."""
     if out is None:

@@ -91,6 +91,24 @@ def pad_indices(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return padded, mask
 
 
+def _mirror_table() -> np.ndarray:
+    index = np.arange(NUM_MOVE_INDICES)
+    promote, rest = np.divmod(index, _PROMOTE_STRIDE)
+    to, frm = np.divmod(rest, NUM_FROM)
+    mirror_square = (8 - np.arange(NUM_SQUARES) // 9) * 9 + np.arange(NUM_SQUARES) % 9
+    frm = np.where(frm < NUM_SQUARES, mirror_square[np.minimum(frm, NUM_SQUARES - 1)], frm)
+    return _PROMOTE_STRIDE * promote + NUM_FROM * mirror_square[to] + frm
+
+
+_MIRROR = _mirror_table()
+
+
+def mirror_indices(indices: np.ndarray) -> np.ndarray:
+    """The indices of the left-right mirrored moves (file -> 8 - file; drops keep their piece). The
+    mirror commutes with the 180-degree rotation of white's frame, so it needs no side to move."""
+    return _MIRROR[indices]
+
+
 def decode_index(index: int, turn: int) -> str:
     """The USI string of the move shape ``index`` for the side ``turn`` (it may be illegal in a given
     position). Raises ValueError for an index out of range or one no move can have (a promoted drop)."""

@@ -41,6 +41,33 @@ def sample():
     return spread_sample
 
 
+def mirror_sfen(sfen: str) -> str:
+    """The sfen of the left-right mirror image (the 9-file becomes the 1-file): each rank's cells in
+    reverse order. Hands, side to move and move number stay."""
+    board, rest = sfen.split(" ", 1)
+    ranks = []
+    for rank in board.split("/"):
+        cells, i = [], 0
+        while i < len(rank):
+            width = 2 if rank[i] == "+" else 1
+            cells.append(rank[i : i + width])
+            i += width
+        ranks.append("".join(reversed(cells)))
+    return "/".join(ranks) + " " + rest
+
+
+def mirror_board(board: cshogi.Board) -> cshogi.Board:
+    mirror = cshogi.Board(mirror_sfen(board.sfen()))
+    assert mirror.is_ok() and mirror.turn == board.turn, board.sfen()
+    return mirror
+
+
+def mirror_usi(usi: str) -> str:
+    """The USI move of the mirrored position: files f -> 10 - f."""
+    mirror = {str(f): str(10 - f) for f in range(1, 10)}
+    return "".join(mirror.get(c, c) if i in (0, 2) else c for i, c in enumerate(usi))
+
+
 def make_board(sfen: str) -> cshogi.Board:
     """A cshogi board for a hand-written sfen, checked to be a legal position: it parses back to the
     same sfen, one king per side, and the side not to move is not in check."""

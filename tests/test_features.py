@@ -6,7 +6,7 @@ from __future__ import annotations
 import cshogi
 import numpy as np
 import pytest
-from conftest import make_board
+from conftest import make_board, mirror_board
 from reference_features import CHANNEL_NAMES, reference_planes
 
 from messiah import features as F
@@ -167,6 +167,19 @@ def test_colour_mirror_gives_identical_planes(reference_sample):
         a, b = F.board_planes(board), F.board_planes(mirror)
         if not np.array_equal(a, b):
             pytest.fail("mirror " + mirror.sfen() + ": " + describe_mismatch(a, b, board.sfen()))
+
+
+def test_left_right_mirror_planes_are_the_mirrored_positions_planes(reference_sample):
+    """mirror_planes (training's augmentation) against the planes of the mirrored sfen computed anew."""
+    _, boards, _ = reference_sample
+    assert F.MIRROR_CHANNELS[F.CH_DIRECTION + F.NE] == F.CH_DIRECTION + F.NW
+    for board in boards[::2]:
+        mirror = mirror_board(board)
+        a, b = F.mirror_planes(F.board_planes(board)), F.board_planes(mirror)
+        if not np.array_equal(a, b):
+            pytest.fail("mirror " + mirror.sfen() + ": " + describe_mismatch(b, a, board.sfen()))
+    both = F.boards_planes(boards[:8])
+    assert np.array_equal(F.mirror_planes(F.mirror_planes(both)), both)
 
 
 def test_hcp_arrays_rejects_corrupted_record(teacher_records):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cshogi
 import numpy as np
 import pytest
-from conftest import make_board
+from conftest import make_board, mirror_board, mirror_usi
 
 from messiah import moves as M
 
@@ -143,6 +143,22 @@ def test_colour_mirror_has_same_index_set(teacher_moves):
         np.testing.assert_array_equal(
             np.sort(mirror_indices), np.sort(indices[offsets[i] : offsets[i + 1]]), err_msg=board.sfen()
         )
+
+
+def test_left_right_mirror_maps_legal_moves_to_the_mirrored_positions(teacher_moves):
+    records, _, indices, offsets, _ = teacher_moves
+    board = cshogi.Board()
+    step = len(records) // NUM_MIRROR_POSITIONS
+    for i in range(0, len(records), step):
+        board.set_hcp(records[i]["hcp"])
+        mirror = mirror_board(board)
+        own = indices[offsets[i] : offsets[i + 1]]
+        _, expected = M.legal_move_indices(mirror)
+        np.testing.assert_array_equal(np.sort(M.mirror_indices(own)), np.sort(expected), err_msg=board.sfen())
+        np.testing.assert_array_equal(M.mirror_indices(M.mirror_indices(own)), own)
+        for move in list(board.legal_moves)[:5]:
+            usi = mirror_usi(cshogi.move_to_usi(move))
+            assert M.mirror_indices(M.move_index(board, move)) == M.move_index(mirror, mirror.move_from_usi(usi))
 
 
 # --- hand-computed examples -----------------------------------------------------------------------------

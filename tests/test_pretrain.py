@@ -80,6 +80,11 @@ def test_batches_are_a_function_of_seed_rank_and_step(small_data):
     assert not np.array_equal(a.rows(5), a.rows(6)) and not np.array_equal(a.rows(5), b.rows(5))
     batch = a[5]
     assert batch["features"].shape[0] == batch["teacher"].shape[0] <= 16
+    mirrored = StepBatches(data.files, data.train_index, 16, seed=0, mirror=True)
+    m1, m2 = mirrored[5], mirrored[5]
+    assert all(torch.equal(m1[k], m2[k]) for k in m1)  # the mirror choice is a function of the step too
+    flipped = (m1["features"] != a[5]["features"]).flatten(1).any(1)
+    assert 0 < flipped.sum() < len(flipped) and torch.equal(m1["teacher"], a[5]["teacher"])
     unpacked = unpack(pack(batch))  # how workers hand batches over: one buffer
     assert all(torch.equal(unpacked[k], v) and unpacked[k].dtype == v.dtype for k, v in batch.items())
 

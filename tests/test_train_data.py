@@ -7,6 +7,7 @@ import cshogi
 import cshogi.CSA
 import numpy as np
 import pytest
+from conftest import mirror_board, mirror_usi
 
 from messiah.moves import move_index
 from train.data import (
@@ -14,6 +15,7 @@ from train.data import (
     TeacherData,
     count_games,
     make_batch,
+    mirror_batch,
     psv_to_hcpe,
     read_game_records,
     read_games,
@@ -70,6 +72,28 @@ def test_batch_points_at_the_teacher_move():
         expected = 0.5 if winner is None else float(winner == board.turn)
         assert batch.result[row] == expected
         assert batch.eval_cp[row] == rec["eval"]
+
+
+def test_mirrored_batch_is_the_batch_of_the_mirrored_positions():
+    records = np.array(read_hcpe(TEACHER)[2000:2064])
+    rows = np.arange(len(records)) % 3 == 0
+    batch = make_batch(records)
+    mirror_batch(batch, rows)
+    mirrored = records.copy()
+    board = cshogi.Board()
+    for i in np.flatnonzero(rows):
+        board.set_hcp(records[i]["hcp"])
+        usi = cshogi.move_to_usi(board.move_from_move16(int(records[i]["bestMove16"])))
+        mirror = mirror_board(board)
+        mirror.to_hcp(mirrored["hcp"][i : i + 1])
+        mirrored["bestMove16"][i] = cshogi.move16(mirror.move_from_usi(mirror_usi(usi)))
+    expected = make_batch(mirrored)
+    assert np.array_equal(batch.features, expected.features)
+    for i in range(len(records)):
+        own, other = batch.legal[i][batch.legal_mask[i]], expected.legal[i][expected.legal_mask[i]]
+        assert sorted(own) == sorted(other)  # the move generator orders the mirror's moves its own way
+        assert batch.legal[i, batch.teacher[i]] == expected.legal[i, expected.teacher[i]]
+    assert np.array_equal(batch.eval_cp, expected.eval_cp) and np.array_equal(batch.result, expected.result)
 
 
 # --- readers of other formats -------------------------------------------------------------------------

@@ -27,8 +27,8 @@ import cshogi.CSA
 import cshogi.KIF
 import numpy as np
 
-from messiah.features import hcp_arrays, planes
-from messiah.moves import legal_move_indices, move_indices, pad_indices
+from messiah.features import hcp_arrays, mirror_planes, planes
+from messiah.moves import legal_move_indices, mirror_indices, move_indices, pad_indices
 
 HCPE = cshogi.HuffmanCodedPosAndEval
 PSV = cshogi.PackedSfenValue
@@ -525,6 +525,14 @@ def make_batch(records: np.ndarray) -> Batch:
     sub = type(arrays)(arrays.pieces[keep], arrays.hands[keep], turns)
     return Batch(planes(sub), padded, mask, np.array(teacher, np.int64),
                  records["eval"][keep].astype(np.float32), result.astype(np.float32))
+
+
+def mirror_batch(batch: Batch, rows: np.ndarray) -> None:
+    """Replace the positions ``rows`` (a bool mask) of ``batch`` by their left-right mirror images, in
+    place: the planes and the legal moves mirror; the teacher move keeps its slot, the evals and results
+    stay (the rules are symmetric, so the mirrored position is worth the same)."""
+    batch.features[rows] = mirror_planes(batch.features[rows])
+    batch.legal[rows] = np.where(batch.legal_mask[rows], mirror_indices(batch.legal[rows]), 0)
 
 
 class TeacherData:

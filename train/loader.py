@@ -22,7 +22,7 @@ from dataclasses import fields
 import numpy as np
 import torch
 
-from train.data import HCPE, Batch, make_batch
+from train.data import HCPE, Batch, make_batch, mirror_batch
 
 
 def batch_tensors(batch: Batch) -> dict[str, torch.Tensor]:
@@ -77,15 +77,23 @@ def _reopen(item: object) -> np.ndarray:
 class StepBatches(torch.utils.data.Dataset):
     """Map-style dataset over steps: ``dataset[k]`` is training batch k of this rank, as CPU tensors."""
 
-    def __init__(self, files: Sequence[np.ndarray], index: np.ndarray, batch_size: int, seed: int, rank: int = 0):
+    def __init__(self, files: Sequence[np.ndarray], index: np.ndarray, batch_size: int, seed: int, rank: int = 0,
+                 mirror: bool = False):
         self.files, self.index, self.batch_size, self.seed, self.rank = list(files), index, batch_size, seed, rank
+        self.mirror = mirror  # mirror each position left-right with probability 1/2
+
+    def _rng(self, step: int) -> np.random.Generator:
+        return np.random.default_rng((self.seed, self.rank, step))
 
     def rows(self, step: int) -> np.ndarray:
-        rng = np.random.default_rng((self.seed, self.rank, step))
-        return self.index[rng.integers(0, len(self.index), self.batch_size)]
+        return self.index[self._rng(step).integers(0, len(self.index), self.batch_size)]
 
     def __getitem__(self, step: int) -> dict[str, torch.Tensor]:
-        return batch_tensors(make_batch(gather(self.files, self.rows(step))))
+        rng = self._rng(step)  # batch k is a function of (seed, rank, k) alone: --resume continues exactly
+        batch = make_batch(gather(self.files, self.index[rng.integers(0, len(self.index), self.batch_size)]))
+        if self.mirror:
+            mirror_batch(batch, rng.random(len(batch.teacher)) < 0.5)
+        return batch_tensors(batch)
 
     def __getstate__(self) -> dict:
         return {**self.__dict__, "files": [_portable(r) for r in self.files]}

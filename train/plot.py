@@ -63,7 +63,7 @@ def plot_logs(paths: list[str | os.PathLike], out: str | os.PathLike | None = No
         ax.set_xlabel("step")
         ax.grid(alpha=0.3)
     if many:
-        axes[0, 1].legend(fontsize=7, loc="lower right")
+        axes[0, 1].legend(fontsize=6, loc="center right")  # between the agreement and top-3 bands
     else:
         for ax in (*axes.flat, *right.values()):
             ax.legend(fontsize=7, loc="center right" if ax in right.values() else "upper left")

@@ -67,6 +67,7 @@ class TrainConfig:
     margin: float = 0.1  # "margin": the logit gap the teacher's move should keep over every other move
     anchor_weight: float = 1.0  # "dueling": weight of A(s, teacher)^2
     zero_embedding: bool = False
+    mirror: bool = True  # train on left-right mirrored positions too (half of each batch, at random)
     # optimisation
     steps: int = 20_000
     batch_size: int = 256  # per process
@@ -280,7 +281,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
         val_batches = [to_device(batch_tensors(make_batch(data.records(val_rows[i : i + 512]))), proc.device)
                        for i in range(0, len(val_rows), 512)]
         start_log(log_path, step if resume else None)
-    dataset = StepBatches(data.files, data.train_index, cfg.batch_size, cfg.seed, proc.rank)
+    dataset = StepBatches(data.files, data.train_index, cfg.batch_size, cfg.seed, proc.rank, cfg.mirror)
     batches = step_batches(dataset, step, cfg.steps, cfg.workers, pin_memory=proc.device.type == "cuda")
     bar = tqdm(total=cfg.steps, initial=step, desc="pretrain", unit="step", disable=not (cfg.progress and proc.main))
     window = {"loss": 0.0, "value_loss": 0.0, "rank_loss": 0.0, "anchor_loss": 0.0}
