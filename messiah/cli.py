@@ -9,6 +9,7 @@ import sys
 from pathlib import Path
 
 from messiah.evaluator import ModelError
+from messiah.winrate import MESSIAH_OPTIONS
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -191,10 +192,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("fit-winrate", help="fit winrate = sigmoid(a*cp + b) to game results")
     p.add_argument("records", nargs="+", help="CSA records (files or directories of *.csa) and/or hcpe files")
-    p.add_argument("--player", help="only moves by players whose name contains this (CSA)")
+    p.add_argument("--player", help="only the moves of the player of this name (CSA records)")
     p.add_argument("--png", default="winrate_fit.png", help="where to write the plot")
-    p.add_argument("--made-with", type=float, nargs=2, default=[875, -80], metavar=("SCALE", "BIAS"),
-                   help="messiah's ScoreScale and ScoreBias when the records were made")
+    p.add_argument("--made-with", type=float, nargs=2, default=list(MESSIAH_OPTIONS), metavar=("SCALE", "BIAS"),
+                   help="messiah's ScoreScale and ScoreBias when the records were made (default: the engine's)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_fit_winrate)
 

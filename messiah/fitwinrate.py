@@ -20,7 +20,7 @@ import numpy as np
 from cshogi import CSA
 
 from messiah.features import hcp_arrays
-from messiah.winrate import TEACHER, WinRateScale
+from messiah.winrate import MESSIAH, TEACHER, WinRateScale
 
 MAX_ABS_CP = 1000
 CP_UNIT = 1000.0  # cp are divided by this inside the fits, which keeps the two parameters on one scale
@@ -36,9 +36,10 @@ class Samples:
 
 
 def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) -> Samples:
-    """(cp, win) for every commented move of the records, optionally only moves by players whose name
-    contains ``player``. Raises ValueError naming a file cshogi cannot parse."""
-    cps, wins, dropped_draws, games = [], [], 0, 0
+    """(cp, win) for every commented move of the records, optionally only the moves of the player named
+    exactly ``player`` (a prefix would also take "messiah-old" for "messiah"). Raises ValueError naming a
+    file cshogi cannot parse, or when no record has a player of that name."""
+    cps, wins, dropped_draws, games, names = [], [], 0, 0, set()
     for path in paths:
         try:
             parsers = CSA.Parser.parse_file(str(path))
@@ -46,17 +47,20 @@ def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) 
             raise ValueError(f"{path}: not a CSA record ({e})") from None
         for p in parsers:
             games += 1
+            names.update(n for n in p.names if n)
             for i, (score, comment) in enumerate(zip(p.scores, p.comments, strict=False)):
                 if not comment:
                     continue  # an opening move, or an engine that printed no score
                 mover = i % 2 if not p.sfen or p.sfen.split()[1] == "b" else 1 - i % 2
-                if player is not None and player not in (p.names[mover] or ""):
+                if player is not None and player != p.names[mover]:
                     continue
                 if p.win == cshogi.DRAW:
                     dropped_draws += 1
                     continue
                 cps.append(score if mover == cshogi.BLACK else -score)
                 wins.append(float(p.win == (cshogi.BLACK_WIN if mover == cshogi.BLACK else cshogi.WHITE_WIN)))
+    if player is not None and games and player not in names:
+        raise ValueError(f"no player named {player!r} in the records (players: {', '.join(sorted(names))})")
     return _keep(np.array(cps, np.float64), np.array(wins, np.float64), dropped_draws, games)
 
 
@@ -171,7 +175,7 @@ def engine_coefficients(fit: tuple[float, float], made_with: WinRateScale,
 
 
 def fit_files(paths: list[str], player: str | None = None, png: str | None = None,
-              made_with: WinRateScale = TEACHER) -> dict:
+              made_with: WinRateScale = MESSIAH) -> dict:
     """Read the samples (CSA or hcpe by extension), fit both ways, optionally plot; the figures as a dict."""
     hcpe = [p for p in paths if str(p).endswith(".hcpe")]
     csa = [p for p in paths if not str(p).endswith(".hcpe")]

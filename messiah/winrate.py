@@ -40,4 +40,5 @@ TEACHER = WinRateScale()  # the teacher data's curve, on which the network's tra
 # messiah's score cp, calibrated on its own games: `messiah fit-winrate` on 40 self-play games of the default
 # model (alpha-beta, byoyomi 1000 ms) fitted 1/a = 996 cp, b = -0.071 to the cp it printed with TEACHER, and
 # these options make a printed cp read on the TEACHER curve as the win rate those games showed (README).
-MESSIAH = WinRateScale.from_options(769, -91)
+MESSIAH_OPTIONS = (769, -91)  # ScoreScale, ScoreBias
+MESSIAH = WinRateScale.from_options(*MESSIAH_OPTIONS)

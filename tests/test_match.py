@@ -13,7 +13,7 @@ import pytest
 from cshogi import CSA
 from cshogi.elo import Elo
 
-from messiah.fitwinrate import engine_coefficients, fit_files
+from messiah.fitwinrate import engine_coefficients, fit_files, samples_from_csa
 from messiah.match import elo_interval, parse_options
 from messiah.winrate import TEACHER, WinRateScale
 
@@ -70,6 +70,32 @@ def test_a_real_match_against_fairy_stockfish(tmp_path):
         game = CSA.Parser.parse_file(str(record))[0]
         assert len(game.moves) > 24 and game.endgame  # the opening and then real play, to an end
     assert "2/2" in done.stderr  # the progress bar
+
+
+def test_player_takes_only_the_moves_of_the_player_of_that_exact_name(tmp_path):
+    """"messiah" must not also take the moves of "messiah-old"; scores come back from the mover's view."""
+    import cshogi
+    from cshogi.cli import usi_info_to_csa_comment
+
+    board = cshogi.Board()
+    exporter = CSA.Exporter(str(tmp_path / "game.csa"))
+    exporter.info(board.copy(), names=["messiah", "messiah-old"])
+    written = []
+    for ply in range(12):
+        move = sorted(board.legal_moves)[ply % 3]
+        cp = 10 * ply + 5  # for the side to move, as an engine prints it
+        written.append(cp)
+        info = f"info depth 1 score cp {cp} pv {cshogi.move_to_usi(move)}"
+        exporter.move(move, comment=usi_info_to_csa_comment(board, info))
+        board.push(move)
+    exporter.endgame("%TORYO")  # black to move resigns: white won
+    exporter.close()
+    black, white = (samples_from_csa([tmp_path / "game.csa"], name) for name in ("messiah", "messiah-old"))
+    assert list(black.cp) == written[0::2] and list(black.win) == [0.0] * 6
+    assert list(white.cp) == written[1::2] and list(white.win) == [1.0] * 6
+    assert len(samples_from_csa([tmp_path / "game.csa"]).cp) == 12
+    with pytest.raises(ValueError, match="no player named 'messiah-new'.*messiah, messiah-old"):
+        samples_from_csa([tmp_path / "game.csa"], "messiah-new")
 
 
 def test_engine_coefficients_print_the_fitted_win_rate_on_the_teacher_curve():
