@@ -29,14 +29,25 @@ def problems(name: str) -> list[tuple[str, int, list[str]]]:
     return [(sfen, int(length), solution.split()) for sfen, length, solution in rows]
 
 
+def _mated_in_one_after(board: cshogi.Board, reply: int) -> bool:
+    board.push(reply)
+    try:
+        return bool(board.mate_move_in_1ply())
+    finally:
+        board.pop()
+
+
 def confirm_mate(board: cshogi.Board, move: int) -> bool:
-    """After ``move`` the defender is mated, or every defence loses to a forced mate (cshogi df-pn)."""
+    """After ``move`` the defender is mated, or every defence loses to a forced mate: by checks (cshogi
+    df-pn), or, after a quiet move (a brinkmate, which is as good in play though a tsume problem would not
+    count it), by a mate in one."""
     board.push(move)
     try:
         if board.is_game_over():
             return True
-        if not board.is_check():  # tsume mates go by checks (and cshogi's and-node df-pn crashes otherwise)
-            return False
+        if not board.is_check():  # cshogi's and-node df-pn crashes on a quiet move: a brinkmate is checked
+            # by hand, for mates in three: every defence must allow a mate in one
+            return all(_mated_in_one_after(board, reply) for reply in list(board.legal_moves))
         dfpn = cshogi.DfPn()
         dfpn.set_max_search_node(200_000)
         return dfpn.search_andnode(board)

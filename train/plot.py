@@ -1,9 +1,9 @@
 """Learning curves of a training log: ``python -m train.plot runs/x/log.csv`` writes runs/x/log.png.
 
-Four panels against the step: training losses, validation agreement and top-3, validation sign accuracy
-and value MSE (right axis), and throughput with the share of step time spent waiting for data (right). Several logs
-on one figure compare runs (the first log names the output unless ``--out`` is given); ``--table``
-prints the last validation figures of each as a markdown table.
+Four panels against the step: the training losses with the validation ranking loss, validation
+agreement and top-3, validation sign accuracy and value MSE (right axis), and throughput with the share
+of step time spent waiting for data (right). Several logs on one figure compare runs (the first log names
+the output unless ``--out`` is given); ``--table`` prints the last validation figures of each as a markdown table.
 """
 
 from __future__ import annotations
@@ -39,7 +39,8 @@ def plot_logs(paths: list[str | os.PathLike], out: str | os.PathLike | None = No
     out = Path(out) if out else Path(paths[0]).with_suffix(".png")
     many = len(paths) > 1
     fig, axes = plt.subplots(2, 2, figsize=(11, 7))
-    panels = [(axes[0, 0], ("loss", "value_loss", "rank_loss", "anchor_loss"), "training", True),
+    # rank_loss beside val_rank_loss shows overfitting; anchor_loss (dueling only) stays in the CSV
+    panels = [(axes[0, 0], ("loss", "value_loss", "rank_loss", "val_rank_loss"), "losses", True),
               (axes[0, 1], ("agreement", "top3"), "validation", False),
               (axes[1, 0], ("sign_accuracy", "value_mse"), "validation", False),
               (axes[1, 1], ("positions_per_s", "data_wait_share"), "speed", False)]
