@@ -251,11 +251,11 @@ def planes(arrays: PositionArrays, out: np.ndarray | None = None) -> np.ndarray:
 # direction-specific attack plane swapped with its mirror image (NE <-> NW, E <-> W, knight-E <->
 # knight-W; both sides' frames mirror the same way). Shogi's rules are symmetric under it, so training
 # uses mirrored positions, with mirrored moves (messiah.moves.mirror_indices), as extra samples.
-_MIRROR_DIRECTION = [next(j for j, m in enumerate(DIRECTIONS) if (m[0], m[1]) == (-d[0], d[1])) for d in DIRECTIONS]
-MIRROR_CHANNELS = np.arange(NUM_CHANNELS)
-for _side in range(2):
-    MIRROR_CHANNELS[CH_DIRECTION + NUM_DIRECTIONS * _side + np.arange(NUM_DIRECTIONS)] = (
-        CH_DIRECTION + NUM_DIRECTIONS * _side + np.array(_MIRROR_DIRECTION))
+_MIRROR_DIRECTION = np.array([next(j for j, m in enumerate(DIRECTIONS) if (m[0], m[1]) == (-d[0], d[1]))
+                              for d in DIRECTIONS])
+_MIRROR_SIDES = np.concatenate([_MIRROR_DIRECTION, NUM_DIRECTIONS + _MIRROR_DIRECTION])  # own, then opponent
+MIRROR_CHANNELS = np.concatenate([np.arange(CH_DIRECTION), CH_DIRECTION + _MIRROR_SIDES,
+                                  np.arange(CH_HIMO, NUM_CHANNELS)])
 
 
 def mirror_planes(x: np.ndarray) -> np.ndarray:

@@ -95,9 +95,10 @@ def _mirror_table() -> np.ndarray:
     index = np.arange(NUM_MOVE_INDICES)
     promote, rest = np.divmod(index, _PROMOTE_STRIDE)
     to, frm = np.divmod(rest, NUM_FROM)
-    mirror_square = (8 - np.arange(NUM_SQUARES) // 9) * 9 + np.arange(NUM_SQUARES) % 9
-    frm = np.where(frm < NUM_SQUARES, mirror_square[np.minimum(frm, NUM_SQUARES - 1)], frm)
-    return _PROMOTE_STRIDE * promote + NUM_FROM * mirror_square[to] + frm
+    square = np.arange(NUM_SQUARES)
+    mirror_square = (8 - square // 9) * 9 + square % 9
+    mirror_from = np.concatenate([mirror_square, np.arange(NUM_SQUARES, NUM_FROM)])  # drops stay drops
+    return _PROMOTE_STRIDE * promote + NUM_FROM * mirror_square[to] + mirror_from[frm]
 
 
 _MIRROR = _mirror_table()

@@ -17,7 +17,7 @@ import cshogi
 
 from messiah import __version__
 from messiah.evaluator import Evaluator, ModelError
-from messiah.winrate import MESSIAH, WinRateScale
+from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
 from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
@@ -148,8 +148,8 @@ OPTIONS = {
     "MultiPV": Option("spin", 1, 1, 600),
     "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
     "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
-    "ScoreScale": Option("spin", round(1 / MESSIAH.a), 1, 100000),  # cp = (logit(winrate) - b) * this
-    "ScoreBias": Option("spin", round(1000 * MESSIAH.b), -10000, 10000),  # b of that, in thousandths
+    "ScoreScale": Option("spin", MESSIAH_OPTIONS[0], 1, 100000),  # cp = (logit(winrate) - b) * this
+    "ScoreBias": Option("spin", MESSIAH_OPTIONS[1], -10000, 10000),  # b of that, in thousandths
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)

@@ -131,28 +131,28 @@ def test_round_trip_and_usi(teacher_moves):
     assert checked >= 10_000
 
 
-def test_colour_mirror_has_same_index_set(teacher_moves):
+def spread_positions(teacher_moves):
+    """(board, its legal move indices) for NUM_MIRROR_POSITIONS positions spread over the teacher data."""
     records, _, indices, offsets, _ = teacher_moves
     board = cshogi.Board()
-    step = len(records) // NUM_MIRROR_POSITIONS
-    for i in range(0, len(records), step):
+    for i in range(0, len(records), len(records) // NUM_MIRROR_POSITIONS):
         board.set_hcp(records[i]["hcp"])
+        yield board, indices[offsets[i] : offsets[i + 1]]
+
+
+def test_colour_mirror_has_same_index_set(teacher_moves):
+    for board, own in spread_positions(teacher_moves):
         mirror = cshogi.Board(cshogi.rotate_sfen(board.sfen()))
         assert mirror.turn != board.turn
         _, mirror_indices = M.legal_move_indices(mirror)
         np.testing.assert_array_equal(
-            np.sort(mirror_indices), np.sort(indices[offsets[i] : offsets[i + 1]]), err_msg=board.sfen()
+            np.sort(mirror_indices), np.sort(own), err_msg=board.sfen()
         )
 
 
 def test_left_right_mirror_maps_legal_moves_to_the_mirrored_positions(teacher_moves):
-    records, _, indices, offsets, _ = teacher_moves
-    board = cshogi.Board()
-    step = len(records) // NUM_MIRROR_POSITIONS
-    for i in range(0, len(records), step):
-        board.set_hcp(records[i]["hcp"])
+    for board, own in spread_positions(teacher_moves):
         mirror = mirror_board(board)
-        own = indices[offsets[i] : offsets[i + 1]]
         _, expected = M.legal_move_indices(mirror)
         np.testing.assert_array_equal(np.sort(M.mirror_indices(own)), np.sort(expected), err_msg=board.sfen())
         np.testing.assert_array_equal(M.mirror_indices(M.mirror_indices(own)), own)

@@ -82,15 +82,18 @@ class StepBatches(torch.utils.data.Dataset):
         self.files, self.index, self.batch_size, self.seed, self.rank = list(files), index, batch_size, seed, rank
         self.mirror = mirror  # mirror each position left-right with probability 1/2
 
-    def _rng(self, step: int) -> np.random.Generator:
-        return np.random.default_rng((self.seed, self.rank, step))
+    def _draw(self, step: int) -> tuple[np.ndarray, np.random.Generator]:
+        """The rows of batch ``step`` and the generator that drew them, for the draws after: batch k is a
+        function of (seed, rank, k) alone, so --resume continues exactly."""
+        rng = np.random.default_rng((self.seed, self.rank, step))
+        return self.index[rng.integers(0, len(self.index), self.batch_size)], rng
 
     def rows(self, step: int) -> np.ndarray:
-        return self.index[self._rng(step).integers(0, len(self.index), self.batch_size)]
+        return self._draw(step)[0]
 
     def __getitem__(self, step: int) -> dict[str, torch.Tensor]:
-        rng = self._rng(step)  # batch k is a function of (seed, rank, k) alone: --resume continues exactly
-        batch = make_batch(gather(self.files, self.index[rng.integers(0, len(self.index), self.batch_size)]))
+        rows, rng = self._draw(step)
+        batch = make_batch(gather(self.files, rows))
         if self.mirror:
             mirror_batch(batch, rng.random(len(batch.teacher)) < 0.5)
         return batch_tensors(batch)
