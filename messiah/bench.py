@@ -30,8 +30,9 @@ import numpy as np
 from messiah.evaluator import Evaluator, ScalarEvaluator
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
 from messiah.moves import legal_move_indices
+from messiah.paths import SHARED_DATA
 
-DEFAULT_POSITIONS = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "teacher" / "teacher_s6.hcpe"
+DEFAULT_POSITIONS = SHARED_DATA / "teacher" / "teacher_s6.hcpe"
 STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
 MAX_POSITIONS = 200  # of which the search bench uses all, at --movetime each
 TRAIN_WARMUP = 10  # training steps run before the timed ones

@@ -24,7 +24,9 @@ from pathlib import Path
 from cshogi import CSA
 from tqdm import tqdm
 
-DEFAULT_OPENINGS = Path(__file__).resolve().parents[2] / "shared" / "data" / "openings" / "records2016_10818.sfen"
+from messiah.paths import SHARED_DATA
+
+DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 OPENING_PLIES = 24
 DRAW_PLY = 320  # the teacher data's draw length; cshogi.cli's own default is 256
 Z95 = 1.959964  # two-sided 95% quantile of the normal distribution

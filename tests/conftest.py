@@ -10,10 +10,12 @@ import cshogi
 import numpy as np
 import pytest
 
+from messiah.paths import SHARED_DATA
+
 # Let the test modules import tests/reference_features.py as a plain module.
 sys.path.insert(0, os.path.dirname(__file__))
 
-TEACHER_GLOB = os.path.join(os.environ.get("MESSIAH_TEACHER_DIR", "/work/shared/data/teacher"), "teacher_s*.hcpe")
+TEACHER_GLOB = str(SHARED_DATA / "teacher" / "teacher_s*.hcpe")
 
 
 def teacher_paths() -> list[str]:

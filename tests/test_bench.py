@@ -36,3 +36,11 @@ def test_train_bench_reports_throughput_and_data_wait(tmp_path):
     assert figures["architecture"] == "3x8"
     row = figures["cpu, workers=0"]
     assert row["positions_per_s"] > 0 and row["steps_per_s"] > 0 and 0 <= row["data_wait_percent"] <= 100
+
+
+def test_shared_data_is_found_and_can_be_overridden(monkeypatch, tmp_path):
+    from messiah.paths import SHARED_DATA, shared_data
+
+    assert (SHARED_DATA / "teacher" / "teacher_s6.hcpe").is_file()  # a clone outside /work finds it too
+    monkeypatch.setenv("MESSIAH_DATA", str(tmp_path))
+    assert shared_data() == tmp_path

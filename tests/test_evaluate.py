@@ -10,8 +10,9 @@ import pytest
 
 from messiah.cli import main
 from messiah.evaluate import evaluate_file
+from messiah.paths import SHARED_DATA
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 FORMATS = DATA / "formats"
 TEACHER = DATA / "teacher" / "teacher_s2.hcpe"
 

@@ -4,17 +4,17 @@ result. The records are checked here by replaying them with cshogi, not with the
 
 import json
 import os
-from pathlib import Path
 
 import cshogi
 import numpy as np
 import pytest
 
 from messiah.cli import main
+from messiah.paths import SHARED_DATA
 from train.gensfen import EngineError, gensfen
 
 ENGINE = "/usr/games/fairy-stockfish"
-OPENINGS = Path(__file__).resolve().parents[2] / "shared" / "data" / "openings" / "records2016_10818.sfen"
+OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 HCPE = cshogi.HuffmanCodedPosAndEval
 
 pytestmark = pytest.mark.skipif(not os.access(ENGINE, os.X_OK), reason=f"no USI engine at {ENGINE}")

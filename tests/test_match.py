@@ -7,7 +7,6 @@ import os
 import shutil
 import subprocess
 import sys
-from pathlib import Path
 
 import pytest
 from cshogi import CSA
@@ -15,10 +14,11 @@ from cshogi.elo import Elo
 
 from messiah.fitwinrate import engine_coefficients, fit_files, samples_from_csa
 from messiah.match import elo_interval, parse_options
+from messiah.paths import SHARED_DATA
 from messiah.winrate import TEACHER, WinRateScale
 
 FAIRY = "/usr/games/fairy-stockfish"
-TEACHER_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher"
+TEACHER_DATA = SHARED_DATA / "teacher"
 
 
 def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():

@@ -15,11 +15,12 @@ torch = pytest.importorskip("torch")
 
 import train.pretrain as pretrain  # noqa: E402
 from messiah.evaluator import Evaluator  # noqa: E402
+from messiah.paths import SHARED_DATA  # noqa: E402
 from models.net import AllMovesNet, NetConfig  # noqa: E402
 from train.data import TeacherData  # noqa: E402
 from train.loader import StepBatches, pack, unpack  # noqa: E402
 
-TEACHER = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher" / "teacher_s4.hcpe"
+TEACHER = SHARED_DATA / "teacher" / "teacher_s4.hcpe"
 TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
 
 

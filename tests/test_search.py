@@ -6,16 +6,16 @@ mate-in-three problem must be found by the search itself within 3 plies (alpha-b
 
 import random
 import threading
-from pathlib import Path
 
 import cshogi
 import pytest
 
 from messiah.evaluator import Evaluator
+from messiah.paths import SHARED_DATA
 from search import SEARCHERS, Limits, make_searcher
 from search.base import DRAW, mate_plies, terminal_value, win_in
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 NAMES = sorted(SEARCHERS)
 
 

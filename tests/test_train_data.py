@@ -10,6 +10,7 @@ import pytest
 from conftest import mirror_board, mirror_usi
 
 from messiah.moves import move_index
+from messiah.paths import SHARED_DATA
 from train.data import (
     HCPE,
     TeacherData,
@@ -25,7 +26,7 @@ from train.data import (
     split_by_game,
 )
 
-TEACHER = Path(__file__).resolve().parents[2] / "shared" / "data" / "teacher" / "teacher_s2.hcpe"
+TEACHER = SHARED_DATA / "teacher" / "teacher_s2.hcpe"
 
 
 def test_truncated_file_names_the_file(tmp_path):
@@ -98,7 +99,7 @@ def test_mirrored_batch_is_the_batch_of_the_mirrored_positions():
 
 # --- readers of other formats -------------------------------------------------------------------------
 
-DATA = Path(__file__).resolve().parents[2] / "shared" / "data"
+DATA = SHARED_DATA
 FORMATS = DATA / "formats"
 FIXTURES = ["psv_to_hcpe3_sample", "psv_to_hcpe3_yaneuraou_sample"]
 FLOODGATE = DATA / "floodgate" / "test.hcpe"

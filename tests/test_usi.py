@@ -5,16 +5,16 @@ import math
 import random
 import shutil
 import time
-from pathlib import Path
 
 import cshogi
 import pytest
 from cshogi.usi import Engine
 
+from messiah.paths import SHARED_DATA
 from messiah.usi import UsiEngine, UsiError, parse_position, think_time
 from messiah.winrate import MESSIAH
 
-MATES = Path(__file__).resolve().parents[2] / "shared" / "data" / "mates" / "mate1.tsv"
+MATES = SHARED_DATA / "mates" / "mate1.tsv"
 
 
 def engine() -> tuple[UsiEngine, list[str]]:
