@@ -58,6 +58,15 @@ def mirror_sfen(sfen: str) -> str:
     return "/".join(ranks) + " " + rest
 
 
+def rotate_sfen(sfen: str) -> str:
+    """The same position seen from the other side: the board turned 180 degrees, the colours of the pieces
+    and of the hands swapped, the other side to move. (cshogi.rotate_sfen, as of cshogi 1.1.0, drops the
+    tens of a hand count: 11P comes back as a single pawn.)"""
+    placement, side, hands, *rest = mirror_sfen(sfen).split()
+    turned = "/".join(reversed(placement.split("/"))).swapcase()
+    return " ".join([turned, "w" if side == "b" else "b", hands.swapcase(), *rest])
+
+
 def mirror_board(board: cshogi.Board) -> cshogi.Board:
     mirror = cshogi.Board(mirror_sfen(board.sfen()))
     assert mirror.is_ok() and mirror.turn == board.turn, board.sfen()

@@ -6,7 +6,7 @@ from __future__ import annotations
 import cshogi
 import numpy as np
 import pytest
-from conftest import make_board, mirror_board
+from conftest import make_board, mirror_board, rotate_sfen
 from reference_features import CHANNEL_NAMES, reference_planes
 
 from messiah import features as F
@@ -157,11 +157,11 @@ def test_board_arrays_and_boards_planes_match_reference(reference_sample):
 
 
 def test_colour_mirror_gives_identical_planes(reference_sample):
-    """cshogi.rotate_sfen rotates the board 180 degrees, swaps the colours of the pieces and of the hands
+    """rotate_sfen rotates the board 180 degrees, swaps the colours of the pieces and of the hands
     and switches the side to move: seen from the side to move, nothing changes."""
     _, boards, _ = reference_sample
     for board in boards[::4]:
-        mirror = cshogi.Board(cshogi.rotate_sfen(board.sfen()))
+        mirror = cshogi.Board(rotate_sfen(board.sfen()))
         assert mirror.turn != board.turn
         assert mirror.pieces_in_hand == board.pieces_in_hand[::-1]
         a, b = F.board_planes(board), F.board_planes(mirror)
@@ -390,7 +390,7 @@ def test_white_to_move_raw_cells():
 
 def test_white_to_move_equals_black_to_move_mirror():
     sfen = CASES["white to move"][0]
-    mirror = cshogi.rotate_sfen(sfen)
+    mirror = rotate_sfen(sfen)
     assert mirror.startswith("lnsgkgsnl/1r5b1/pppppp1pp/6p2/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b")
     np.testing.assert_array_equal(F.board_planes(make_board(sfen)), F.board_planes(make_board(mirror)))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import cshogi
 import numpy as np
 import pytest
-from conftest import make_board, mirror_board, mirror_usi
+from conftest import make_board, mirror_board, mirror_usi, rotate_sfen
 
 from messiah import moves as M
 
@@ -142,7 +142,7 @@ def spread_positions(teacher_moves):
 
 def test_colour_mirror_has_same_index_set(teacher_moves):
     for board, own in spread_positions(teacher_moves):
-        mirror = cshogi.Board(cshogi.rotate_sfen(board.sfen()))
+        mirror = cshogi.Board(rotate_sfen(board.sfen()))
         assert mirror.turn != board.turn
         _, mirror_indices = M.legal_move_indices(mirror)
         np.testing.assert_array_equal(
