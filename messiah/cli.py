@@ -149,7 +149,7 @@ def _fit_winrate(args: argparse.Namespace) -> None:
 def _usi(args: argparse.Namespace) -> None:
     from messiah.usi import main
 
-    main()
+    main([])
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -1,106 +1,67 @@
 """The USI engine (``messiah-usi``, or ``messiah usi``).
 
 The search is chosen by the ``Search`` option (alpha-beta, UCB1, PUCT) and runs on a worker thread, so
-``stop``, ``ponderhit`` and ``isready`` are answered while it thinks; bestmove is printed exactly once
-per go. Whatever a GUI sends, the engine answers: a line it cannot use gets an ``info string`` saying
-why, and the previous state stays.
+``stop``, ``ponderhit`` and ``isready`` are answered while it thinks. Whatever a GUI or a user sends, the
+engine answers and lives on: a line it cannot use gets an ``info string`` saying why and the previous state
+stays; every ``go`` gets exactly one ``bestmove`` (every ``go mate`` one ``checkmate``); ``position``,
+``go``, ``setoption`` and ``usinewgame`` sent during a search wait for its bestmove instead of being
+dropped, as in YaneuraOu; and nothing but USI reaches stdout (see :func:`main`).
 """
 
 from __future__ import annotations
 
+import argparse
+import os
+import re
 import sys
 import threading
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 import cshogi
 
 from messiah import __version__
-from messiah.evaluator import Evaluator, ModelError
+from messiah.evaluator import Evaluator
+from messiah.mate import solve_mate
+from messiah.position import PositionError, parse_position
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
 from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
+
+__all__ = ["OPTIONS", "PositionError", "TimeBudget", "UsiEngine", "UsiError", "main", "parse_go", "parse_int",
+           "parse_position", "think_time"]
 
 
 class UsiError(ValueError):
     """A command the engine cannot carry out; the message goes to the GUI as an info string."""
 
 
-def parse_position(args: list[str]) -> cshogi.Board:
-    """Board for the arguments of a ``position`` command. Raises UsiError naming what is wrong."""
-    if not args:
-        raise UsiError("position needs startpos or sfen")
-    if "moves" in args:
-        cut = args.index("moves")
-        setup, moves = args[:cut], args[cut + 1 :]
-    else:
-        setup, moves = args, []
-    board = cshogi.Board()
-    if setup == ["startpos"]:
-        board.reset()
-    elif setup and setup[0] == "sfen" and len(setup) in (4, 5):
-        sfen = " ".join(setup[1:] + ([] if len(setup) == 5 else ["1"]))
-        if not _valid_sfen(board, sfen):
-            raise UsiError(f"malformed sfen: {sfen}")
-    else:
-        raise UsiError(f"position: expected 'startpos' or 'sfen <board> <side> <hands> [ply]', got {' '.join(setup)!r}")
-    for ply, usi in enumerate(moves, 1):
-        move = board.move_from_usi(usi) if _looks_like_usi_move(usi) else 0
-        # board.is_legal() accepts impossible promotions (7g7f+) and dead-rank drops: use the generator
-        if move == 0 or move not in set(board.legal_moves):
-            raise UsiError(f"illegal move {usi!r} at move {ply} of position (position unchanged)")
-        board.push(move)
-    return board
+# ASCII digits only: str.isdigit() also accepts superscripts and other Unicode digits that int() refuses.
+INTEGER = re.compile(r"[+-]?[0-9]+")
+HUGE = 10**18  # numbers beyond this are clamped (int() of 4,300+ digits raises; so many means no limit)
 
 
-def _looks_like_usi_move(text: str) -> bool:
-    squares = {f"{f}{r}" for f in "123456789" for r in "abcdefghi"}
-    if len(text) == 4 and text[1] == "*":
-        return text[0] in "PLNSGBR" and text[2:] in squares
-    return len(text) in (4, 5) and text[:2] in squares and text[2:4] in squares and text[4:] in ("", "+")
+def parse_int(text: str, what: str) -> int:
+    """The integer ``text`` stands for, clamped to +-HUGE; UsiError naming ``what`` otherwise."""
+    if not INTEGER.fullmatch(text):
+        raise UsiError(f"{what} must be a whole number, got {text[:40]!r}")
+    digits = text.lstrip("+-")
+    value = HUGE if len(digits) > 18 else min(HUGE, int(digits))
+    return -value if text.startswith("-") else value
 
 
-def _valid_sfen(board: cshogi.Board, sfen: str) -> bool:
-    """cshogi accepts some malformed sfens silently; check the parts it does not."""
-    parts = sfen.split()
-    if len(parts) != 4 or parts[1] not in ("b", "w") or not parts[3].isdigit():
-        return False
-    ranks = parts[0].split("/")
-    if len(ranks) != 9:
-        return False
-    for rank in ranks:
-        width, promoted = 0, False
-        for ch in rank:
-            if ch == "+":
-                if promoted:
-                    return False
-                promoted = True
-                continue
-            if ch.isdigit():
-                if promoted:
-                    return False
-                width += int(ch)
-            elif ch.upper() in "PLNSGBRK":
-                width += 1
-            else:
-                return False
-            promoted = False
-        if width != 9 or promoted:
-            return False
-    try:
-        board.set_sfen(sfen)
-    except Exception:
-        return False
-    # The side to move may lack a king (a tsume-shogi problem); the side that just moved may not.
-    kings = {"K": parts[0].count("K"), "k": parts[0].count("k")}
-    waiting = "k" if parts[1] == "b" else "K"
-    return board.is_ok() and kings[waiting] == 1 and max(kings.values()) <= 1
+def one_line(text: object, limit: int = 300) -> str:
+    """``text`` as one line of at most ``limit`` characters: what an info string can carry."""
+    words = " ".join(str(text).split())
+    return words if len(words) <= limit else words[:limit] + "..."
 
 
 @dataclass
 class Option:
-    """A USI option: ``kind`` is spin, check, combo or string."""
+    """A USI option: ``kind`` is spin, check, combo, string or filename (a string a GUI offers a file
+    picker for)."""
 
     kind: str
     default: object
@@ -120,27 +81,31 @@ class Option:
     def parse(self, name: str, value: str) -> object:
         """The option's value from ``value``; raises UsiError (the option stays unchanged)."""
         if self.kind == "spin":
-            wrong = UsiError(f"{name} must be an integer {self.low}..{self.high}, got {value!r} (unchanged)")
-            if not value.lstrip("-").isdigit() or not self.low <= int(value) <= self.high:
-                raise wrong
-            return int(value)
+            number = parse_int(value, name) if INTEGER.fullmatch(value) else None
+            if number is None or not self.low <= number <= self.high:
+                raise UsiError(f"{name} must be an integer {self.low}..{self.high}, got {value[:40]!r} (unchanged)")
+            return number
         if self.kind == "check":
             if value not in ("true", "false"):
-                raise UsiError(f"{name} must be true or false, got {value!r} (unchanged)")
+                raise UsiError(f"{name} must be true or false, got {value[:40]!r} (unchanged)")
             return value == "true"
         if self.kind == "combo" and value not in self.choices:
-            raise UsiError(f"{name} must be one of {', '.join(self.choices)}, got {value!r} (unchanged)")
-        return value
+            raise UsiError(f"{name} must be one of {', '.join(self.choices)}, got {value[:40]!r} (unchanged)")
+        return value or self.default
 
+
+# ms kept back from the hard deadline of a move for the engine's own overshoot and the pipes: measured with
+# `messiah bench --latency` (README), the worst of several hundred moves was well under this.
+BYOYOMI_MARGIN = 50
 
 OPTIONS = {
-    "ModelPath": Option("string", "<default>"),
+    "ModelPath": Option("filename", "<default>"),
     "Threads": Option("spin", 1, 1, 256),
     "Search": Option("combo", "alphabeta", choices=("alphabeta", "ucb1", "puct")),
     "USI_Hash": Option("spin", 256, 1, 65536),
     "USI_Ponder": Option("check", False),
-    "ByoyomiMargin": Option("spin", 300, 0, 10000),  # ms kept back for process and GUI latency
-    "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root
+    "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
+    "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root of a search
     "BatchSize": Option("spin", 1, 1, 1024),  # leaves per forward pass for ucb1/puct (raise it on a GPU)
     "Ucb1C": Option("spin", round(100 * UCB1_C), 0, 1000),  # ucb1's exploration constant, in hundredths
     "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
@@ -153,31 +118,53 @@ OPTIONS = {
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
-MOVES_TO_GO = 30  # sudden death / Fischer: a normal move takes this share of the main time left
+
+# Time management (sudden death, Fischer, main time before byoyomi), after YaneuraOu's and Stockfish's:
+# the main time left is shared over the moves the game is still expected to last.
+GAME_PLY_HORIZON = 160  # plies by which most games are decided (messiah's self-play games average ~120)
+MIN_MOVES_TO_GO = 16  # past the horizon a move takes at most 1/16 of what is left, so the clock never runs out
 MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
 
 
-def think_time(go: dict[str, int], turn: int, margin_ms: int) -> tuple[float | None, float | None]:
-    """(optimum, maximum) seconds to search for a ``go`` command's times; (None, None) for no time limit.
+@dataclass(frozen=True)
+class TimeBudget:
+    """Seconds a move may take. ``minimum``: always searched, because unused byoyomi is lost; ``optimum``:
+    a normal move's time, which the search shortens when its best move is obvious and stretches when it
+    keeps changing (search.base.Limits); ``maximum``: the hard limit, a margin before the flag falls.
+    None: no limit of that kind."""
 
-    A normal move takes ``optimum``; the search stretches it up to ``maximum`` while its best move keeps
-    changing and stops well before it when the move is obvious (see search.base.Limits). Byoyomi is use-it-
-    or-lose-it, so only the main time is stretched. The margin for process and GUI latency is taken off
-    both, but never more than half of the time: a byoyomi shorter than the margin still gets a search."""
+    minimum: float = 0.0
+    optimum: float | None = None
+    maximum: float | None = None
+
+
+def think_time(go: dict[str, int], turn: int, ply: int, margin_ms: int) -> TimeBudget:
+    """The time budget of a ``go`` command's clock for the side ``turn`` at game ply ``ply``.
+
+    The margin for the engine's overshoot and the pipes comes off the hard deadline only (never more than
+    half of the time this move has), not off every share of the clock."""
     if "movetime" in go:
-        budget = go["movetime"] - min(margin_ms, go["movetime"] / 2)
-        return None, max(0.0, budget) / 1000
+        exact = max(0.0, go["movetime"] - min(margin_ms, go["movetime"] / 2)) / 1000
+        return TimeBudget(exact, None, exact)
     left = go.get("btime" if turn == cshogi.BLACK else "wtime")
-    if left is None and "byoyomi" not in go:
-        return None, None
+    increment = max(0, go.get("binc" if turn == cshogi.BLACK else "winc", 0))
+    byoyomi = max(0, go.get("byoyomi", 0))
+    if left is None and byoyomi == 0 and increment == 0:
+        return TimeBudget()
     left = max(0, left or 0)
-    increment = go.get("binc" if turn == cshogi.BLACK else "winc", 0)
-    byoyomi = go.get("byoyomi", 0)
-    sure = increment + byoyomi  # time this move gets whatever the main time does
-    optimum = left / MOVES_TO_GO + sure
-    maximum = left * MAX_STRETCH / MOVES_TO_GO + sure
-    margin = min(margin_ms, maximum / 2)
-    return max(0.0, optimum - margin) / 1000, max(0.0, maximum - margin) / 1000
+    deadline = left + increment + byoyomi  # ms until the flag falls (cshogi.cli credits the increment first)
+    hard = deadline - min(margin_ms, deadline / 2)
+    moves_to_go = max(MIN_MOVES_TO_GO, (GAME_PLY_HORIZON - ply) / 2)
+    share = left / moves_to_go
+    # Byoyomi is use-it-or-lose-it once the main time is gone (or too little to matter).
+    minimum = hard if left < byoyomi else 0.0
+    maximum = max(minimum, min(hard, MAX_STRETCH * share + increment + byoyomi))
+    optimum = min(maximum, max(minimum, share + increment + byoyomi))
+    return TimeBudget(minimum / 1000, optimum / 1000, maximum / 1000)
+
+
+# Commands that change what a search works on: sent during a search, they wait for its bestmove.
+WAITING_COMMANDS = frozenset({"position", "go", "setoption", "usinewgame"})
 
 
 class UsiEngine:
@@ -196,15 +183,16 @@ class UsiEngine:
         self._stop = threading.Event()
         self._replied = threading.Event()  # set once the running go's bestmove is written
         self._pondering = False
+        self._infinite = False  # go infinite: bestmove waits for stop, whatever other limit ended the search
         self._limits = None
-        self._ponder_time: float | None = None
+        self._ponder_budget: TimeBudget | None = None
 
     def write(self, text: str) -> None:
         with self._lock:
             self._write(text)
 
     def handle(self, line: str) -> bool:
-        """Handle one line; returns False on quit."""
+        """Handle one line; returns False on quit. No exception escapes: an error becomes an info string."""
         words = line.split()
         if not words:
             return True
@@ -214,12 +202,16 @@ class UsiEngine:
             return False
         handler = getattr(self, f"cmd_{command}", None)
         if handler is None:
-            self.write(f"info string unknown command: {command}")
+            self.write(f"info string unknown command: {one_line(command, 40)}")
             return True
         try:
+            if command in WAITING_COMMANDS:
+                self._await_search()
             handler(args)
         except UsiError as e:
-            self.write(f"info string error: {e}")
+            self.write(f"info string error: {one_line(e)}")
+        except Exception as e:  # noqa: BLE001 - the engine must outlive any command
+            self.write(f"info string error: {command} failed: {type(e).__name__}: {one_line(e)}")
         return True
 
     def run(self, lines: Iterable[str]) -> None:
@@ -241,11 +233,8 @@ class UsiEngine:
         cut = args.index("value") if "value" in args else len(args)
         name, value = " ".join(args[1:cut]), " ".join(args[cut + 1 :])
         if name not in OPTIONS:
-            raise UsiError(f"unknown option {name!r}")
-        if self._searching():
-            raise UsiError(f"setoption {name} during a search is ignored")
-        option = OPTIONS[name]
-        self.options[name] = option.parse(name, value) if option.kind != "string" else value or "<default>"
+            raise UsiError(f"unknown option {one_line(name, 40)!r}")
+        self.options[name] = OPTIONS[name].parse(name, value)
         if name in ("ModelPath", "Threads"):
             self.evaluator = None
         self.searcher = None
@@ -255,9 +244,10 @@ class UsiEngine:
             path = None if self.options["ModelPath"] == "<default>" else self.options["ModelPath"]
             try:
                 self.evaluator = Evaluator(path, threads=self.options["Threads"])
-            except ModelError as e:
-                raise UsiError(str(e)) from None
-            self.evaluator.score(cshogi.Board())  # warm up
+                self.evaluator.score(cshogi.Board())  # warm up
+            except Exception as e:  # noqa: BLE001 - ModelError, and what a path can raise (too long, a dir)
+                self.evaluator = None
+                raise UsiError(f"cannot load the model: {one_line(e)}") from None
             self.searcher = None
         if self.searcher is None:
             from search import make_searcher
@@ -286,48 +276,75 @@ class UsiEngine:
         self.write("readyok")
 
     def cmd_usinewgame(self, args: list[str]) -> None:
-        self._finish_search()
         if self.searcher is not None:
             self.searcher.new_game()
 
     def cmd_position(self, args: list[str]) -> None:
-        if self._searching():
-            raise UsiError("position during a search is ignored (send stop first)")
-        self.board = parse_position(args)
+        try:
+            self.board = parse_position(args)
+        except PositionError as e:
+            raise UsiError(f"position: {e}") from None
 
     def cmd_go(self, args: list[str]) -> None:
-        if self._searching():
-            raise UsiError("go during a search is ignored")
+        """Start a search (or a mate search) on the worker thread. Whatever the arguments, exactly one
+        bestmove (checkmate for go mate) follows."""
         self._finish_search()  # the previous worker has written its bestmove: join it
-        go, flags = _parse_go(args)
+        go, flags, ignored = parse_go(args)
+        if ignored:
+            self.write(f"info string go: ignored {one_line(' '.join(ignored), 100)}")
+        board = self.board.copy()
+        self._stop.clear()
+        self._replied.clear()
+        self._pondering = "ponder" in flags
+        self._infinite = "infinite" in flags
+        if "mate" in flags:
+            mate_ms = go.get("mate")
+            self._infinite = mate_ms is None  # go mate infinite: until found, proven or stopped
+            deadline = None if mate_ms is None else time.perf_counter() + max(0, mate_ms) / 1000
+            self._start(self._mate, board, deadline)
+            return
+        from search import Limits
+
         try:
             self._load()
         except UsiError as e:
             self.write(f"info string error: {e}")
-            self.write("bestmove resign")
+            self._reply("bestmove resign")
             return
-        from search import Limits
-
-        self._stop.clear()
-        self._pondering = "ponder" in flags
-        optimum, maximum = think_time(go, self.board.turn, self.options["ByoyomiMargin"])
-        endless = "infinite" in flags or self._pondering
-        self._ponder_time = (optimum, maximum) if self._pondering else None
-        limits = Limits(nodes=go.get("nodes"), depth=go.get("depth"), movetime=None if endless else maximum,
-                        optimum=None if endless else optimum, stop=self._stop)
-        if "mate" in flags:
-            self._go_mate(go.get("mate"))
-            return
+        budget = think_time(go, board.turn, board.move_number, self.options["ByoyomiMargin"])
+        endless = self._infinite or self._pondering
+        self._ponder_budget = budget if self._pondering else None
+        limits = Limits(nodes=go.get("nodes"), depth=go.get("depth"), stop=self._stop)
+        if not endless:
+            limits.minimum, limits.optimum, limits.movetime = budget.minimum, budget.optimum, budget.maximum
+            if limits.nodes is None and limits.depth is None and limits.movetime is None:
+                limits.depth = 1  # no usable limit and not infinite: the network's own best move
         self._limits = limits
-        self._replied.clear()
-        self._thread = threading.Thread(target=self._search, args=(self.board.copy(), limits), daemon=True)
+        self._start(self._search, board, limits)
+
+    def _start(self, target: Callable, *args) -> None:
+        self._thread = threading.Thread(target=target, args=args, daemon=True)
         self._thread.start()
 
-    def _go_mate(self, limit: int | None) -> None:
-        from search.base import root_mate
+    def _reply(self, text: str) -> None:
+        """Write a go's final line (bestmove or checkmate), once."""
+        self._replied.set()  # before the write: the GUI may answer at once
+        self.write(text)
 
-        pv = root_mate(self.board, self.options["MateNodes"] or 1_000_000)
-        self.write("checkmate " + " ".join(cshogi.move_to_usi(m) for m in pv) if pv else "checkmate nomate")
+    def _mate(self, board: cshogi.Board, deadline: float | None) -> None:
+        """Worker thread of go mate: USI's checkmate answer, once."""
+        answer = "checkmate timeout"
+        try:
+            result = solve_mate(board, deadline, self._stop)
+            if result.note:
+                self.write(f"info string go mate: {result.note}")
+            if result.status == "mate":
+                self.write(f"info depth {len(result.pv)} score mate {len(result.pv)} pv "
+                           + " ".join(cshogi.move_to_usi(m) for m in result.pv))
+            answer = result.usi()
+        except Exception as e:  # noqa: BLE001 - go mate must answer whatever happens
+            self.write(f"info string error: go mate failed: {type(e).__name__}: {one_line(e)}")
+        self._reply(answer)
 
     def _search(self, board: cshogi.Board, limits) -> None:
         """Worker thread: search, report, wait out a ponder or infinite search, print bestmove once."""
@@ -342,14 +359,21 @@ class UsiEngine:
                 elif result.bestmove:
                     ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
                     reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}"
-        except Exception as e:  # the engine must answer go whatever happens
-            self.write(f"info string error: search failed: {e!r}")
+        except Exception as e:  # noqa: BLE001 - the engine must answer go whatever happens
+            self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")
+            reply = self._fallback_move(board)
         # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit, whatever the answer
-        while (self._pondering or limits.movetime is None and limits.nodes is None and limits.depth is None) \
-                and not self._stop.is_set():
+        while (self._pondering or self._infinite) and not self._stop.is_set():
             self._stop.wait(0.01)
-        self._replied.set()  # before the write: the GUI may answer at once
-        self.write(reply)
+        self._reply(reply)
+
+    def _fallback_move(self, board: cshogi.Board) -> str:
+        """The best move by one forward pass when the search failed, else any legal move."""
+        try:
+            return f"bestmove {cshogi.move_to_usi(self.searcher.cache.get(board).best()[0])}"
+        except Exception:  # noqa: BLE001
+            legal = list(board.legal_moves)
+            return f"bestmove {cshogi.move_to_usi(legal[0])}" if legal else "bestmove resign"
 
     def _info(self, r) -> None:
         nps = int(r.nodes / r.elapsed) if r.elapsed > 0 else 0
@@ -367,11 +391,11 @@ class UsiEngine:
     def cmd_ponderhit(self, args: list[str]) -> None:
         """The expected move was played: the ponder search goes on as a timed search from now."""
         if self._searching() and self._pondering and self._limits is not None:
-            if self._ponder_time is not None:
-                optimum, maximum = self._ponder_time
-                now = self._limits.elapsed()
-                self._limits.optimum = None if optimum is None else now + optimum
-                self._limits.movetime = None if maximum is None else now + maximum
+            budget, now = self._ponder_budget, self._limits.elapsed()
+            if budget is not None:
+                self._limits.minimum = now + budget.minimum
+                self._limits.optimum = None if budget.optimum is None else now + budget.optimum
+                self._limits.movetime = None if budget.maximum is None else now + budget.maximum
             self._pondering = False
 
     def cmd_gameover(self, args: list[str]) -> None:
@@ -381,6 +405,16 @@ class UsiEngine:
         """Whether a go is still without its bestmove. The worker thread lives on for a moment after
         writing it, and a GUI may send the next position in that moment: that is not a search any more."""
         return self._thread is not None and not self._replied.is_set()
+
+    def _await_search(self) -> None:
+        """Let a running search end before the state it works on changes: a timed or counted search ends
+        by itself; an endless one (ponder, infinite), which only stop ends, is stopped."""
+        if self._thread is None:
+            return
+        if self._pondering or self._infinite:
+            self._finish_search()
+        self._thread.join()
+        self._thread = None
 
     def _finish_search(self) -> None:
         """Stop a running search and wait for its bestmove."""
@@ -394,32 +428,78 @@ class UsiEngine:
 GO_NUMBERS = ("btime", "wtime", "byoyomi", "binc", "winc", "nodes", "depth", "movetime")
 
 
-def _parse_go(args: list[str]) -> tuple[dict[str, int], set[str]]:
-    """go's numeric arguments and flags (infinite, ponder, mate). Raises UsiError for nonsense."""
-    numbers, flags, i = {}, set(), 0
+def parse_go(args: list[str]) -> tuple[dict[str, int], set[str], list[str]]:
+    """go's numeric arguments, its flags (infinite, ponder, mate) and the words it ignored.
+
+    USI says unknown words are ignored, and a GUI waits for the bestmove whatever it sent, so nothing here
+    refuses a go: a limit without a usable number (``byoyomi`` at the end, ``nodes -5``, ``depth ²``) is
+    ignored and named. Negative clock times are read as 0. ``mate`` takes milliseconds or ``infinite``."""
+    numbers: dict[str, int] = {}
+    flags: set[str] = set()
+    ignored: list[str] = []
+    i = 0
     while i < len(args):
         word = args[i]
-        if word in GO_NUMBERS or (word == "mate" and i + 1 < len(args) and args[i + 1].lstrip("-").isdigit()):
-            if i + 1 >= len(args) or not args[i + 1].lstrip("-").isdigit():
-                raise UsiError(f"go: {word} needs a number")
-            numbers[word] = int(args[i + 1])
-            if word == "mate":
-                flags.add("mate")
-            i += 2
-        elif word in ("infinite", "ponder", "mate"):
+        value = args[i + 1] if i + 1 < len(args) else None
+        if word == "mate":
+            flags.add("mate")
+            if value is not None and INTEGER.fullmatch(value):
+                numbers["mate"] = parse_int(value, "go mate")
+                i += 1
+            elif value == "infinite":
+                i += 1
+        elif word in GO_NUMBERS:
+            if value is None or not INTEGER.fullmatch(value):
+                ignored.append(word)
+            else:
+                number = parse_int(value, word)
+                if word in ("nodes", "depth") and number < 1:
+                    ignored.append(f"{word} {value}")
+                else:
+                    numbers[word] = max(0, number)
+                i += 1
+        elif word in ("infinite", "ponder"):
             flags.add(word)
-            i += 1
         else:
-            raise UsiError(f"go: unknown argument {word!r}")
-    for key in ("nodes", "depth"):
-        if key in numbers and numbers[key] < 1:
-            raise UsiError(f"go: {key} must be positive")
-    return numbers, flags
+            ignored.append(one_line(word, 20))
+        i += 1
+    return numbers, flags, ignored
+
+
+def _lines(stream) -> Iterator[str]:
+    """Lines of a binary stream as text: bytes that are not UTF-8 become U+FFFD instead of killing the
+    engine with a UnicodeDecodeError."""
+    for raw in stream:
+        yield raw.decode("utf-8", errors="replace")
+
+
+def protocol_channel() -> Callable[[str], None]:
+    """A writer to the real stdout, after pointing file descriptor 1 at stderr.
+
+    stdout is the protocol channel: anything else printed there (cshogi prints board dumps from C++ on some
+    inputs, a library may print a warning) would reach the GUI as garbage. From here on, whatever writes to
+    fd 1 or sys.stdout goes to stderr, and only this writer reaches the GUI."""
+    sys.stdout.flush()
+    channel = os.fdopen(os.dup(1), "w", encoding="utf-8", errors="replace", newline="\n")
+    os.dup2(2, 1)
+    sys.stdout = sys.stderr
+
+    def write(text: str) -> None:
+        try:
+            channel.write(text + "\n")
+            channel.flush()
+        except (BrokenPipeError, OSError):  # the GUI is gone; stdin will end too
+            pass
+
+    return write
 
 
 def main(argv: list[str] | None = None) -> None:
-    def write(text: str) -> None:
-        sys.stdout.write(text + "\n")
-        sys.stdout.flush()
-
-    UsiEngine(write).run(sys.stdin)
+    """``messiah-usi``: the USI engine on stdin/stdout (``--help``, ``--version`` answer and exit)."""
+    parser = argparse.ArgumentParser(
+        prog="messiah-usi", description="messiah's USI engine: register this executable in a USI GUI "
+        "(ShogiHome, ShogiGUI, Shogidokoro) or drive it with python -m cshogi.cli. It reads USI commands "
+        "on stdin and answers on stdout; see the README for its options.")
+    parser.add_argument("--version", action="version", version=ENGINE_NAME)
+    parser.parse_args(argv)
+    UsiEngine(protocol_channel()).run(_lines(sys.stdin.buffer))

@@ -88,6 +88,8 @@ class Limits:
     # seconds a move should take in a timed game (None: use all of movetime). A search stops past
     # optimum * its own stability factor: sooner when the best move is obvious, later when it keeps changing.
     optimum: float | None = None
+    # seconds always searched, however obvious the move: byoyomi not used is lost
+    minimum: float = 0.0
 
     def out_of_time(self) -> bool:
         if self.stop is not None and self.stop.is_set():
@@ -100,7 +102,7 @@ class Limits:
     def past_optimum(self, factor: float) -> bool:
         """Whether a search whose best move has stability ``factor`` (1 normal, <1 obvious, >1 unstable)
         has used its share of the time."""
-        return self.optimum is not None and self.elapsed() >= self.optimum * factor
+        return self.optimum is not None and self.elapsed() >= max(self.minimum, self.optimum * factor)
 
 
 # Time-management factors applied to Limits.optimum.

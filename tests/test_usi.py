@@ -11,7 +11,8 @@ import pytest
 from cshogi.usi import Engine
 
 from messiah.paths import SHARED_DATA
-from messiah.usi import UsiEngine, UsiError, parse_position, think_time
+from messiah.position import PositionError
+from messiah.usi import TimeBudget, UsiEngine, parse_position, think_time
 from messiah.winrate import MESSIAH
 
 MATES = SHARED_DATA / "mates" / "mate1.tsv"
@@ -38,7 +39,7 @@ def test_handshake_lists_options():
     e, out = engine()
     e.handle("usi")
     assert out[0].startswith("id name messiah") and out[-1] == "usiok"
-    assert any(line.startswith("option name ModelPath type string") for line in out)
+    assert "option name ModelPath type filename default <default>" in out  # GUIs offer a file picker
     e.handle("isready")
     assert out[-1] == "readyok"
 
@@ -165,10 +166,10 @@ def test_every_search_and_limit(search, limit):
 def test_go_mate_prints_the_mate():
     e, out = engine()
     e.handle("position sfen 9/9/8k/7R1/7G1/9/9/9/9 b r2b3g4s4n4l18p 1")
-    e.handle("go mate 1000")
+    go(e, "go mate 1000")
     assert out[-1] == "checkmate 2e1d 1c1b 1d2c 1b1a 2c2b"
     e.handle("position startpos")
-    e.handle("go mate 1000")
+    go(e, "go mate 1000")
     assert out[-1] == "checkmate nomate"
 
 
@@ -176,9 +177,6 @@ def test_go_mate_prints_the_mate():
     ("setoption name Search value minimax", "Search must be one of"),
     ("setoption name USI_Ponder value maybe", "true or false"),
     ("setoption name USI_Hash value 0", "USI_Hash must be an integer"),
-    ("go nodes", "needs a number"),
-    ("go depth 0", "must be positive"),
-    ("go sideways", "unknown argument"),
 ])
 def test_malformed_commands_are_explained(line, needle):
     e, out = engine()
@@ -187,21 +185,46 @@ def test_malformed_commands_are_explained(line, needle):
     assert e.options["Search"] == "alphabeta" and e.options["USI_Hash"] == 256
 
 
+@pytest.mark.parametrize("line,ignored", [
+    ("go nodes", "nodes"),
+    ("go depth 0", "depth 0"),
+    ("go sideways nodes 20", "sideways"),
+    ("go btime 1000 wtime 1000 movestogo 40 byoyomi", "movestogo 40 byoyomi"),
+    ("go nodes -5 depth 1", "nodes -5"),
+])
+def test_unusable_go_words_are_ignored_and_still_answered(line, ignored):
+    """USI: unknown words of go are ignored; a GUI waits for the bestmove, so every go gets one."""
+    e, out = engine()
+    e.handle("position startpos")
+    go(e, line)
+    assert f"info string go: ignored {ignored}" in out
+    assert len(bestmoves(out)) == 1
+    assert cshogi.Board().move_from_usi(bestmoves(out)[0].split()[1]) in set(cshogi.Board().legal_moves)
+
+
 def test_think_time():
-    black = cshogi.BLACK
-    assert think_time({"byoyomi": 1000}, black, 300) == pytest.approx((0.7, 0.7))
-    assert think_time({"movetime": 500}, black, 100) == (None, pytest.approx(0.4))
-    assert think_time({}, black, 300) == (None, None)
+    black, opening = cshogi.BLACK, 30
+    # byoyomi alone: all of it but the margin, however obvious the move (unused byoyomi is lost)
+    assert think_time({"byoyomi": 1000}, black, opening, 50) == pytest.approx(TimeBudget(0.95, 0.95, 0.95))
+    assert think_time({"movetime": 500}, black, opening, 100) == pytest.approx(TimeBudget(0.4, None, 0.4))
+    assert think_time({}, black, opening, 50) == TimeBudget()
     # a byoyomi shorter than the margin still gets half of it
-    assert think_time({"byoyomi": 200}, black, 300) == pytest.approx((0.1, 0.1))
-    # sudden death: a share of the clock normally, up to 4 shares for a hard move, never the whole clock
-    optimum, maximum = think_time({"btime": 60000, "wtime": 1}, black, 300)
-    assert optimum == pytest.approx(60 / 30 - 0.3)
-    assert maximum == pytest.approx(4 * 60 / 30 - 0.3)
-    optimum, maximum = think_time({"btime": 100, "wtime": 100}, black, 300)
-    assert optimum == 0 and 0 < maximum < 0.1
-    # Fischer: the increment is spendable
-    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, 300) == pytest.approx((1.7, 1.7))
+    assert think_time({"byoyomi": 60}, black, opening, 100) == pytest.approx(TimeBudget(0.03, 0.03, 0.03))
+    # sudden death: the clock shared over the moves still expected (65 of ours at ply 30), the margin taken
+    # off the hard deadline only, a hard move stretched to four shares
+    budget = think_time({"btime": 60000, "wtime": 1}, black, opening, 50)
+    assert budget.minimum == 0 and budget.optimum == pytest.approx(60 / 65)
+    assert budget.maximum == pytest.approx(4 * 60 / 65)
+    # late in a long game a move takes at most 1/16 of what is left, so the clock never runs out
+    assert think_time({"btime": 16000}, black, 400, 50).optimum == pytest.approx(1.0)
+    budget = think_time({"btime": 100, "wtime": 100}, black, opening, 50)
+    assert 0 < budget.optimum < budget.maximum <= 0.05
+    # Fischer: the increment is spendable; main time plus byoyomi: the byoyomi comes on top of the share
+    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, opening, 50).maximum == \
+        pytest.approx(1.95)
+    assert think_time({"btime": 65000, "byoyomi": 1000}, black, opening, 50).optimum == pytest.approx(2.0)
+    # main time below one byoyomi: spend it all with the byoyomi
+    assert think_time({"btime": 500, "byoyomi": 1000}, black, opening, 50).minimum == pytest.approx(1.45)
 
 
 def test_a_byoyomi_move_comes_within_its_time():
@@ -263,7 +286,7 @@ def test_subprocess_through_cshogi_engine():
 
 
 def test_parse_position_errors_name_the_move():
-    with pytest.raises(UsiError, match="move 2"):
+    with pytest.raises(PositionError, match="move 2"):
         parse_position(["startpos", "moves", "7g7f", "7g7f"])
 
 
