@@ -31,6 +31,7 @@ from messiah.evaluator import Evaluator, ScalarEvaluator
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
 from messiah.moves import legal_move_indices
 from messiah.paths import SHARED_DATA
+from messiah.position import board_from_sfen
 
 DEFAULT_POSITIONS = SHARED_DATA / "teacher" / "teacher_s6.hcpe"
 STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
@@ -45,11 +46,20 @@ class PositionSet:
 
 
 def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITIONS) -> PositionSet:
+    """Middlegame positions from an hcpe file; ValueError naming the file when it is not one."""
+    size = Path(path).stat().st_size
+    if size == 0 or size % cshogi.HuffmanCodedPosAndEval.itemsize:
+        raise ValueError(f"{path}: {size} bytes is not a whole number of {cshogi.HuffmanCodedPosAndEval.itemsize}-byte "
+                         "hcpe records")
     records = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
     boards, hcps = [], []
     for rec in records[::STRIDE]:
         board = cshogi.Board()
-        board.set_hcp(rec["hcp"])
+        try:  # cshogi raises on some garbage and decodes other garbage into impossible boards
+            board.set_hcp(rec["hcp"])
+            board_from_sfen(board.sfen())
+        except (RuntimeError, ValueError):
+            raise ValueError(f"{path}: a record does not decode to a position: not an hcpe file?") from None
         in_hand = sum(sum(side) for side in board.pieces_in_hand)
         if 2 <= in_hand <= 12 and not board.is_game_over():
             boards.append(board)
@@ -198,6 +208,33 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
             "evaluator_share": (evaluator.seconds - seconds) / wall,
             "vs_bare_batch1": evaluated / wall / bare,
         }
+    return out
+
+
+def bench_latency(engine: str, positions: PositionSet, byoyomi_ms: int, moves: int,
+                  searches: tuple[str, ...] = ("alphabeta", "ucb1", "puct")) -> dict:
+    """How far past its byoyomi the engine process answers, as a GUI sees it (through cshogi.usi.Engine and
+    the pipes), with ByoyomiMargin 0: what the margin must cover. Per search, over ``moves`` positions."""
+    from cshogi.usi import Engine
+
+    out: dict = {"byoyomi_ms": byoyomi_ms, "moves_per_search": moves}
+    for name in searches:
+        usi = Engine(engine)
+        try:
+            usi.setoption("Search", name)
+            usi.setoption("ByoyomiMargin", 0)
+            usi.isready()
+            overshoot = []
+            for board in positions.boards[:moves]:
+                usi.position(sfen=board.sfen())
+                start = time.perf_counter()
+                usi.go(byoyomi=byoyomi_ms)
+                overshoot.append((time.perf_counter() - start) * 1000 - byoyomi_ms)
+        finally:
+            usi.quit()
+        ms = np.array(overshoot)
+        out[name] = {"median_ms": float(np.median(ms)), "p99_ms": float(np.percentile(ms, 99)),
+                     "max_ms": float(ms.max()), "min_ms": float(ms.min())}
     return out
 
 

@@ -15,7 +15,13 @@ from messiah.winrate import MESSIAH_OPTIONS
 def _bench(args: argparse.Namespace) -> None:
     from messiah.bench import DEFAULT_POSITIONS, bench_train, run_bench
 
-    if args.train:
+    if args.latency:
+        from messiah.bench import bench_latency, position_set
+        from messiah.match import messiah_command
+
+        figures = bench_latency(messiah_command(), position_set(args.positions or DEFAULT_POSITIONS), args.movetime,
+                                args.moves)
+    elif args.train:
         figures = bench_train([args.positions or str(DEFAULT_POSITIONS)], args.train_steps, tuple(args.workers),
                               args.threads, args.batch_size, args.arch)
     else:
@@ -205,7 +211,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--positions", help="hcpe file to draw the fixed position set from")
     p.add_argument("--arch", help="bench a random-weight model of this shape instead, e.g. 7x64 (needs torch)")
     p.add_argument("--search", action="store_true", help="bench the searches instead")
-    p.add_argument("--movetime", type=int, default=200, help="ms per position for --search")
+    p.add_argument("--movetime", type=int, default=200, help="ms per position for --search, byoyomi for --latency")
+    p.add_argument("--latency", action="store_true", help="how far past its byoyomi the engine process answers "
+                   "(ByoyomiMargin 0), per search: what ByoyomiMargin must cover")
+    p.add_argument("--moves", type=int, default=50, help="positions per search for --latency")
     p.add_argument("--train", action="store_true", help="bench training instead: positions/s and data wait "
                    "(--threads: torch threads; --positions: the teacher hcpe; --arch: the net, default 7x32)")
     p.add_argument("--train-steps", type=int, default=40, help="timed training steps per setting")
