@@ -6,7 +6,7 @@ import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator
-from messiah.usi import UsiError, parse_position
+from messiah.position import PositionError, parse_position
 
 
 def analyze(position: str, search: str = "alphabeta", nodes: int | None = None, movetime: int | None = None,
@@ -20,7 +20,7 @@ def analyze(position: str, search: str = "alphabeta", nodes: int | None = None, 
         words = ["sfen", *words]
     try:
         board = parse_position(words)
-    except UsiError as e:
+    except PositionError as e:
         raise ValueError(str(e)) from None
     evaluator = Evaluator(model, threads=threads)
     scores = evaluator.score(board)

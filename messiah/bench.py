@@ -238,6 +238,54 @@ def bench_latency(engine: str, positions: PositionSet, byoyomi_ms: int, moves: i
     return out
 
 
+def bench_clock(engine: str, clock: dict[str, int], plies: int, options: dict[str, str] | None = None,
+                opening: list[str] | None = None) -> dict:
+    """One game of the engine against itself (two processes) under a real clock, kept as a GUI keeps it
+    (cshogi.cli's rules: the increment credited before the move, byoyomi after the main time): the time
+    each move took, the clock left at the end, and whether a flag fell. ``clock`` has ``time``, ``inc``
+    and ``byoyomi`` in ms; the game stops at ``plies`` or when it ends."""
+    from cshogi.usi import Engine
+
+    main, inc, byoyomi = clock.get("time", 0), clock.get("inc", 0), clock.get("byoyomi", 0)
+    players = [Engine(engine), Engine(engine)]
+    for usi in players:
+        for name, value in (options or {}).items():
+            usi.setoption(name, value)
+        usi.isready()
+        usi.usinewgame()
+    board, moves = cshogi.Board(), list(opening or [])
+    for move in moves:
+        board.push_usi(move)
+    left = [main, main]
+    spent: list[float] = []
+    flag = False
+    try:
+        while len(spent) < plies and not board.is_game_over():
+            side = board.turn
+            usi = players[side]
+            usi.position(moves)
+            start = time.perf_counter()
+            best, _ = usi.go(btime=left[0] if main else None, wtime=left[1] if main else None,
+                             byoyomi=byoyomi or None, binc=inc or None, winc=inc or None)
+            ms = (time.perf_counter() - start) * 1000
+            spent.append(ms)
+            left[side] += inc - ms
+            if left[side] < 0:
+                flag = flag or -left[side] > byoyomi
+                left[side] = 0
+            if best in ("resign", "win"):
+                break
+            board.push_usi(best)
+            moves.append(best)
+    finally:
+        for usi in players:
+            usi.quit()
+    ms = np.array(spent)
+    return {"clock": clock, "moves": len(spent), "mean_ms": float(ms.mean()), "min_ms": float(ms.min()),
+            "max_ms": float(ms.max()), "total_s": [float(ms[side::2].sum() / 1000) for side in (0, 1)],
+            "left_ms": [round(x) for x in left], "flag_fell": flag}
+
+
 def run_bench(model: str | None, threads: int, positions_path: str | None, arch: str | None = None,
               search_movetime: float | None = None) -> dict:
     positions = position_set(positions_path or DEFAULT_POSITIONS)

@@ -15,7 +15,13 @@ from messiah.winrate import MESSIAH_OPTIONS
 def _bench(args: argparse.Namespace) -> None:
     from messiah.bench import DEFAULT_POSITIONS, bench_train, run_bench
 
-    if args.latency:
+    if args.clock:
+        from messiah.bench import bench_clock
+        from messiah.match import messiah_command, parse_options
+
+        clock = {k: int(v) for k, v in parse_options(args.clock.split(",")).items()}
+        figures = bench_clock(args.engine or messiah_command(), clock, args.moves, parse_options(args.option))
+    elif args.latency:
         from messiah.bench import bench_latency, position_set
         from messiah.match import messiah_command
 
@@ -158,6 +164,17 @@ def _usi(args: argparse.Namespace) -> None:
     main([])
 
 
+def positive(text: str) -> int:
+    """argparse type: a whole number of at least 1."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    return value
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="messiah", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -167,14 +184,14 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("analyze", help="search a position and print every legal move's Q")
     p.add_argument("position", nargs="+", help="an sfen, or 'startpos moves ...' / 'sfen ... moves ...'")
-    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"])
+    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search to run")
     limit = p.add_mutually_exclusive_group()
-    limit.add_argument("--nodes", type=int)
-    limit.add_argument("--movetime", type=int, help="milliseconds")
-    limit.add_argument("--depth", type=int)
+    limit.add_argument("--nodes", type=positive, help="search this many nodes")
+    limit.add_argument("--movetime", type=positive, help="search this many milliseconds")
+    limit.add_argument("--depth", type=positive, help="search to this depth (default: the search's own small limit)")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1)
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_analyze)
 
     p = sub.add_parser("match", help="play games against another USI engine (through cshogi.cli)")
@@ -193,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
     p.add_argument("--draw", type=int, default=320, help="a game still going at this ply is a draw")
     p.add_argument("--out", default="runs/match", help="directory for the CSA records and match.log")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the summary and the records as one JSON object")
     p.set_defaults(func=_match)
 
     p = sub.add_parser("fit-winrate", help="fit winrate = sigmoid(a*cp + b) to game results")
@@ -202,7 +219,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", default="winrate_fit.png", help="where to write the plot")
     p.add_argument("--made-with", type=float, nargs=2, default=list(MESSIAH_OPTIONS), metavar=("SCALE", "BIAS"),
                    help="messiah's ScoreScale and ScoreBias when the records were made (default: the engine's)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the fits as one JSON object")
     p.set_defaults(func=_fit_winrate)
 
     p = sub.add_parser("bench", help="speed of features, move indices and the evaluator")
@@ -214,12 +231,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--movetime", type=int, default=200, help="ms per position for --search, byoyomi for --latency")
     p.add_argument("--latency", action="store_true", help="how far past its byoyomi the engine process answers "
                    "(ByoyomiMargin 0), per search: what ByoyomiMargin must cover")
-    p.add_argument("--moves", type=int, default=50, help="positions per search for --latency")
+    p.add_argument("--moves", type=int, default=50, help="positions per search for --latency, plies for --clock")
+    p.add_argument("--clock", metavar="time=MS,inc=MS,byoyomi=MS", help="play the engine against itself under "
+                   "this clock instead and report the time each move took and what was left")
+    p.add_argument("--engine", help="the engine for --clock (default: this messiah-usi)")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE", help="a USI option for --clock; repeatable")
     p.add_argument("--train", action="store_true", help="bench training instead: positions/s and data wait "
                    "(--threads: torch threads; --positions: the teacher hcpe; --arch: the net, default 7x32)")
     p.add_argument("--train-steps", type=int, default=40, help="timed training steps per setting")
     p.add_argument("--workers", type=int, nargs="+", default=[0, 1], help="loader worker counts to compare")
-    p.add_argument("--batch-size", type=int, default=256)
+    p.add_argument("--batch-size", type=int, default=256, help="training batch for --train")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_bench)
 
@@ -246,7 +267,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--openings", help="file of 'startpos moves ...' lines to start games from")
     p.add_argument("--random-moves", type=int, help="random moves within the first 24 plies "
                    "(default 5, or 0 with --openings)")
-    p.add_argument("--seed", type=int)
+    p.add_argument("--seed", type=int, help="random openings' seed (default: a new one each run)")
     p.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     p.set_defaults(func=_gensfen)
 
@@ -290,6 +311,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("checkpoint")
     p.add_argument("out")
     p.set_defaults(func=_export)
+    for command in sub.choices.values():  # every flag's help shows its default
+        command.formatter_class = argparse.ArgumentDefaultsHelpFormatter
     return parser
 
 

@@ -98,6 +98,18 @@ def engine_names(cfg: MatchConfig, commands: tuple[str, str]) -> tuple[str, str]
     return names[0], names[1]
 
 
+def check_engines(commands: tuple[str, str], options: tuple[dict, dict]) -> None:
+    """Start each engine once and see it answer usi and isready with its options set. cshogi.cli waits for
+    ever on an engine that dies or does not speak USI (the match sat at 0%): this fails at once, naming it."""
+    from train.gensfen import EngineError, UsiEngine
+
+    for command, opts in zip(commands, options, strict=True):
+        try:
+            UsiEngine(command, opts).close()
+        except EngineError as e:
+            raise ValueError(str(e)) from None
+
+
 def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple[dict, dict], cfg: MatchConfig,
                opening: int | None, games: int, first_number: int) -> tuple[list[Game], str]:
     """Worker process: one opening with both colours through cshogi.cli; returns the games and the log."""
@@ -159,6 +171,7 @@ def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
     out.mkdir(parents=True, exist_ok=True)
     commands = (executable(cfg.engine or messiah_command(), out, "engine"), executable(cfg.opponent, out, "opponent"))
     names = engine_names(cfg, commands)
+    check_engines(commands, (cfg.options, cfg.opponent_options))
     pairs = (cfg.games + 1) // 2
     openings = _opening_indices(cfg, pairs)
     games: list[Game] = []
