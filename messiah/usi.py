@@ -391,11 +391,13 @@ class UsiEngine:
     def cmd_ponderhit(self, args: list[str]) -> None:
         """The expected move was played: the ponder search goes on as a timed search from now."""
         if self._searching() and self._pondering and self._limits is not None:
-            budget, now = self._ponder_budget, self._limits.elapsed()
-            if budget is not None:
-                self._limits.minimum = now + budget.minimum
-                self._limits.optimum = None if budget.optimum is None else now + budget.optimum
-                self._limits.movetime = None if budget.maximum is None else now + budget.maximum
+            budget, now, limits = self._ponder_budget, self._limits.elapsed(), self._limits
+            if budget is not None and budget.maximum is not None:
+                limits.minimum = now + budget.minimum
+                limits.optimum = None if budget.optimum is None else now + budget.optimum
+                limits.movetime = now + budget.maximum
+            elif limits.nodes is None and limits.depth is None:
+                self._stop.set()  # a ponder without a clock or a limit: the search so far is the answer
             self._pondering = False
 
     def cmd_gameover(self, args: list[str]) -> None:

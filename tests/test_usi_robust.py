@@ -256,6 +256,16 @@ def test_go_infinite_with_a_depth_waits_for_stop():
     assert len([x for x in out if x.startswith("bestmove")]) == 1
 
 
+def test_ponderhit_without_a_clock_answers_at_once():
+    e, out = engine()
+    e.handle("position startpos")
+    e.handle("go ponder")
+    time.sleep(0.3)
+    e.handle("ponderhit")
+    e._thread.join(5)
+    assert not e._thread.is_alive() and out[-1].startswith("bestmove")
+
+
 HARD_NO_MATE = "l1+R4nl/7k1/1p2Pp1p1/p1p3p1p/4+bS3/2P2P2P/1P3GPP1/2S4RL/4K1gN1 w BG2Pg2s2nl2p 1"
 
 
