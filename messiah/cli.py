@@ -124,11 +124,12 @@ def _match(args: argparse.Namespace) -> None:
     byoyomi = args.byoyomi if args.byoyomi is not None or args.time else 1000
     cfg = MatchConfig(opponent=args.opponent, engine=args.engine or "", options=parse_options(args.option),
                       opponent_options=parse_options(args.opponent_option), games=args.games, jobs=args.jobs,
-                      byoyomi=byoyomi, time=args.time, inc=args.inc, seed=args.seed, draw=args.draw, out=args.out)
+                      byoyomi=byoyomi, time=args.time, inc=args.inc, seed=args.seed, draw=args.draw, out=args.out,
+                      sprt=args.sprt)
     if args.openings:
         cfg.openings = None if args.openings == "none" else args.openings
     names, games = play_match(cfg)
-    summary = summarize(games)
+    summary = summarize(games, cfg.sprt)
     if args.json:
         print(json.dumps({**summary, "names": names, "records": [g.record for g in games]}))
     else:
@@ -175,6 +176,17 @@ def positive(text: str) -> int:
     return value
 
 
+def elo_pair(text: str) -> tuple[float, float]:
+    """argparse type: 'ELO0,ELO1' with elo0 < elo1."""
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected ELO0,ELO1 such as 0,10, got {text!r}") from None
+    if not elo0 < elo1:
+        raise argparse.ArgumentTypeError(f"elo0 must be below elo1, got {text!r}")
+    return elo0, elo1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="messiah", description=__doc__)
     sub = parser.add_subparsers(dest="command", required=True)
@@ -208,6 +220,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--openings", help="file of 'startpos moves ...' lines (24 plies are played), or 'none' "
                    "(default: ../shared/data/openings/records2016_10818.sfen)")
     p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
+    p.add_argument("--sprt", type=elo_pair, metavar="ELO0,ELO1", help="stop as soon as a sequential probability "
+                   "ratio test (pentanomial GSPRT, alpha = beta = 0.05) accepts elo0 or elo1; --games is the most")
     p.add_argument("--draw", type=int, default=320, help="a game still going at this ply is a draw")
     p.add_argument("--out", default="runs/match", help="directory for the CSA records and match.log")
     p.add_argument("--json", action="store_true", help="print the summary and the records as one JSON object")

@@ -3,7 +3,8 @@
 cshogi.cli plays the games (clocks, adjudication, CSA records); this module only adds what it lacks:
 games in parallel processes (each process plays one opening with both colours), one CSA file per game
 under a single directory, a progress bar on stderr, and a summary with the Elo difference and its 95%
-interval, how each game ended and how many were lost on time or by an illegal move.
+interval, how each game ended and how many were lost on time or by an illegal move; and, with ``sprt``, a
+sequential test that stops the match as soon as it can tell elo0 from elo1.
 """
 
 from __future__ import annotations
@@ -31,6 +32,10 @@ OPENING_PLIES = 24
 DRAW_PLY = 320  # the teacher data's draw length; cshogi.cli's own default is 256
 Z95 = 1.959964  # two-sided 95% quantile of the normal distribution
 FORFEITS = ("%TIME_UP", "%ILLEGAL_MOVE")  # the endings a correct engine never suffers
+SPRT_ALPHA = SPRT_BETA = 0.05  # the SPRT's error rates, fishtest's
+PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # a colour-swapped pair's score per game: 0-2, 1/2-3/2, ... 2-0
+EMPTY_BIN = 1e-3  # a pentanomial count never seen, as fishtest regularises it (a variance must exist)
+SPRT_MIN_PAIRS = 10  # no decision before: the normal approximation needs a variance estimated from real pairs
 
 
 @dataclass
@@ -50,6 +55,7 @@ class MatchConfig:
     seed: int = 0
     draw: int = DRAW_PLY
     out: str = "runs/match"
+    sprt: tuple[float, float] | None = None  # (elo0, elo1): stop when the SPRT accepts one of them
 
 
 @dataclass
@@ -183,9 +189,14 @@ def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
             pair, text = future.result()
             log.write(text if text.endswith("\n") else text + "\n")
             games += pair
-            s = summarize(games)
-            bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}")
+            s = summarize(games, cfg.sprt)
+            bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}"
+                                + (f" LLR {s['sprt']['llr']:.2f}" if cfg.sprt else ""))
             bar.update(len(pair))
+            if cfg.sprt and s["sprt"]["decision"] != "continue":
+                for pending in futures:
+                    pending.cancel()  # the pairs already running finish; their games are not counted
+                break
     bar.close()
     return names, sorted(games, key=lambda g: g.number)
 
@@ -211,8 +222,57 @@ def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, floa
     return elo(mu), elo(centre - half), elo(centre + half)
 
 
-def summarize(games: list[Game]) -> dict:
-    """W-L-D, score, Elo with its 95% interval, endings and time/illegal losses, from the first engine's side."""
+def pentanomial(games: list[Game]) -> list[int]:
+    """How many complete colour-swapped pairs scored 0, 1/2, 1, 3/2 and 2 for the first engine."""
+    pairs: dict[int, list[float]] = {}
+    for g in games:
+        pairs.setdefault((g.number - 1) // 2, []).append({"win": 1.0, "draw": 0.5, "loss": 0.0}[g.outcome])
+    counts = [0] * len(PAIR_SCORES)
+    for scores in pairs.values():
+        if len(scores) == 2:
+            counts[round(2 * sum(scores))] += 1
+    return counts
+
+
+def expected_score(elo: float) -> float:
+    return 1 / (1 + 10 ** (-elo / 400))
+
+
+def sprt_llr(counts: list[int], elo0: float, elo1: float) -> float:
+    """The generalised SPRT's log-likelihood ratio of elo1 against elo0 (logistic Elo) from pentanomial pair
+    counts, in the normal approximation (Van den Bergh's GSPRT note; fishtest's pentanomial model): pairs of
+    one opening with colours swapped cancel most of the opening's bias, so their scores vary less than
+    single games' and the test ends sooner."""
+    n = sum(counts)
+    if n == 0:
+        return 0.0
+    freq = [c if c else EMPTY_BIN for c in counts]
+    total = sum(freq)
+    mean = sum(f * x for f, x in zip(freq, PAIR_SCORES, strict=True)) / total
+    var = sum(f * (x - mean) ** 2 for f, x in zip(freq, PAIR_SCORES, strict=True)) / total
+    s0, s1 = expected_score(elo0), expected_score(elo1)
+    return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
+
+
+def sprt_bounds(alpha: float = SPRT_ALPHA, beta: float = SPRT_BETA) -> tuple[float, float]:
+    """Wald's bounds: H0 (elo0) is accepted at or below the first, H1 (elo1) at or above the second."""
+    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
+
+
+def sprt_state(games: list[Game], elo0: float, elo1: float) -> dict:
+    counts = pentanomial(games)
+    llr = sprt_llr(counts, elo0, elo1)
+    lower, upper = sprt_bounds()
+    decision = "continue"
+    if sum(counts) >= SPRT_MIN_PAIRS:
+        decision = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "continue"
+    return {"elo0": elo0, "elo1": elo1, "alpha": SPRT_ALPHA, "beta": SPRT_BETA, "pentanomial": counts,
+            "llr": llr, "lower": lower, "upper": upper, "decision": decision}
+
+
+def summarize(games: list[Game], sprt: tuple[float, float] | None = None) -> dict:
+    """W-L-D, score, Elo with its 95% interval, endings and time/illegal losses, from the first engine's side;
+    with ``sprt`` (elo0, elo1), the SPRT's state."""
     wins = sum(g.outcome == "win" for g in games)
     losses = sum(g.outcome == "loss" for g in games)
     draws = len(games) - wins - losses
@@ -228,6 +288,8 @@ def summarize(games: list[Game]) -> dict:
     if games:
         elo, low, high = elo_interval(wins, losses, draws)
         summary.update(elo=elo, elo_low=low, elo_high=high)
+    if sprt is not None:
+        summary["sprt"] = sprt_state(games, *sprt)
     return summary
 
 
@@ -253,6 +315,11 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
              f"lost on time or by an illegal move: {names[0]} {summary['forfeits'][0]}, "
              f"{names[1]} {summary['forfeits'][1]}",
              f"records: {cfg.out}/*.csa"]
+    if "sprt" in summary:
+        t = summary["sprt"]
+        lines.insert(3, f"SPRT elo0 {t['elo0']:g} elo1 {t['elo1']:g} (alpha {t['alpha']}, beta {t['beta']}, "
+                        f"pentanomial pairs {t['pentanomial']}): LLR {t['llr']:.2f} (bounds {t['lower']:.2f}, "
+                        f"{t['upper']:.2f}): {t['decision']}")
     return "\n".join(lines)
 
 

@@ -8,12 +8,13 @@ import shutil
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 from cshogi import CSA
 from cshogi.elo import Elo
 
 from messiah.fitwinrate import engine_coefficients, fit_files, samples_from_csa
-from messiah.match import elo_interval, parse_options
+from messiah.match import Game, elo_interval, parse_options, pentanomial, sprt_bounds, sprt_llr, sprt_state
 from messiah.paths import SHARED_DATA
 from messiah.winrate import TEACHER, WinRateScale
 
@@ -108,3 +109,46 @@ def test_engine_coefficients_print_the_fitted_win_rate_on_the_teacher_curve():
         old_cp = made_with.to_cp(q)
         fitted = 1 / (1 + math.exp(-(fit[0] * old_cp + fit[1])))
         assert TEACHER.to_winrate(new.to_cp(q)) == pytest.approx(fitted, abs=0.002)
+
+
+def exact_gsprt(counts: list[int], elo0: float, elo1: float) -> float:
+    """The GSPRT's LLR without the normal approximation: each hypothesis's maximum-likelihood pentanomial
+    distribution with the expected score it requires (p_j proportional to f_j / (1 + lambda (x_j - s)))."""
+    from scipy.optimize import brentq
+
+    x = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
+    n = sum(counts)
+    f = np.array(counts, dtype=float) / n
+
+    def fitted(score: float) -> np.ndarray:
+        d = x - score
+        lam = brentq(lambda t: float(np.sum(f * d / (1 + t * d))), -1 / d.max() + 1e-9, -1 / d.min() - 1e-9)
+        return f / (1 + lam * d)
+
+    s0, s1 = (1 / (1 + 10 ** (-e / 400)) for e in (elo0, elo1))
+    p0, p1 = fitted(s0), fitted(s1)
+    seen = f > 0
+    return float(n * np.sum(f[seen] * np.log(p1[seen] / p0[seen])))
+
+
+@pytest.mark.parametrize("counts", [[20, 100, 200, 110, 25], [60, 150, 220, 120, 30], [5, 40, 90, 60, 20]])
+def test_sprt_llr_is_close_to_the_exact_gsprt(counts):
+    for elo0, elo1 in [(0, 10), (-5, 5), (0, 30)]:
+        assert sprt_llr(counts, elo0, elo1) == pytest.approx(exact_gsprt(counts, elo0, elo1), rel=0.05, abs=0.05)
+
+
+def test_sprt_decides_a_clear_gap_early_and_never_before_ten_pairs():
+    lower, upper = sprt_bounds()
+    assert lower == pytest.approx(-2.944, abs=1e-3) and upper == pytest.approx(2.944, abs=1e-3)
+
+    def games_of(pair_scores: list[float]) -> list[Game]:
+        outcome = {1.0: ("win", "win"), 0.75: ("win", "draw"), 0.5: ("win", "loss"), 0.25: ("draw", "loss"),
+                   0.0: ("loss", "loss")}
+        return [Game(2 * k + i + 1, k, i == 0, outcome[s][i], "%TORYO", 100, "")
+                for k, s in enumerate(pair_scores) for i in range(2)]
+
+    assert sprt_state(games_of([1.0] * 9), 0, 30)["decision"] == "continue"  # too few pairs to judge
+    assert sprt_state(games_of([1.0] * 8 + [0.5] * 2), 0, 30)["decision"] == "H1 accepted"  # 18-2
+    assert sprt_state(games_of([0.0] * 8 + [0.5] * 2), 0, 30)["decision"] == "H0 accepted"
+    assert sprt_state(games_of([0.5, 0.75, 0.25] * 4), 0, 30)["decision"] == "continue"  # even: no verdict yet
+    assert pentanomial(games_of([1.0, 0.75, 0.5])[:5]) == [0, 0, 0, 1, 1]  # the unfinished pair is left out
