@@ -136,6 +136,25 @@ def _match(args: argparse.Namespace) -> None:
         print(report(cfg, names, summary))
 
 
+def _ladder(args: argparse.Namespace) -> None:
+    from messiah.ladder import default_rungs, run_ladder, write_ladder
+    from messiah.match import MatchConfig, parse_options
+
+    rungs = default_rungs()
+    if args.rungs:
+        wanted = [w.strip() for w in args.rungs.split(",")]
+        rungs = [r for r in rungs if any(w in r.name for w in wanted)]
+        if not rungs:
+            names = ", ".join(r.name for r in default_rungs())
+            raise ValueError(f"no rung matches {args.rungs!r}: choose from {names}")
+    base = MatchConfig(opponent="", options={"Threads": "1", **parse_options(args.option)}, jobs=args.jobs,
+                       byoyomi=args.byoyomi, seed=args.seed, out=args.out)
+    rows = run_ladder(base, rungs, args.games, args.more)
+    paths = write_ladder(rows, args.out)
+    print(Path(paths["table"]).read_text())
+    print(f"plot: {paths['png']}")
+
+
 def _fit_winrate(args: argparse.Namespace) -> None:
     from messiah.fitwinrate import fit_files
     from messiah.winrate import WinRateScale
@@ -226,6 +245,19 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="runs/match", help="directory for the CSA records and match.log")
     p.add_argument("--json", action="store_true", help="print the summary and the records as one JSON object")
     p.set_defaults(func=_match)
+
+    p = sub.add_parser("ladder", help="play messiah against fairy-stockfish at Skill Level -20..20 and gpsshogi "
+                       "at equal time: a table, a PNG and the rung where it scores 50%%")
+    p.add_argument("--games", type=int, default=20, help="games per rung (colour-swapped pairs)")
+    p.add_argument("--more", type=int, default=20, help="extra games at rungs scored between 25%% and 75%%")
+    p.add_argument("--byoyomi", type=int, default=1000, help="ms per move for both sides")
+    p.add_argument("--jobs", type=int, default=1, help="games played at once")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE", help="a USI option of messiah; repeatable")
+    p.add_argument("--rungs", help="only the rungs whose names contain these comma-separated words, "
+                   "e.g. 'Skill 0,gpsshogi'")
+    p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
+    p.add_argument("--out", default="runs/ladder", help="directory for the records, ladder.md/json/png")
+    p.set_defaults(func=_ladder)
 
     p = sub.add_parser("fit-winrate", help="fit winrate = sigmoid(a*cp + b) to game results")
     p.add_argument("records", nargs="+", help="CSA records (files or directories of *.csa) and/or hcpe files")

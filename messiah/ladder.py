@@ -1,0 +1,130 @@
+"""`messiah ladder`: messiah against a ladder of real opponents at equal time, to say how strong it is.
+
+The rungs are Debian's engines: fairy-stockfish 11.1 at Skill Level -20 .. 20 and gpsshogi 0.7.0, each on
+one thread, like messiah. Every rung plays ``games`` games (colour-swapped pairs from the opening set) and
+``more`` again where the score is near 50%, where a rung says most. The result is a table, a PNG of score
+and Elo interval by rung, and the rung where messiah would score 50% (interpolated in Elo between the
+rungs around it).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from messiah.match import MatchConfig, play_match, summarize
+
+FAIRY = "/usr/games/fairy-stockfish"
+GPSSHOGI = "/usr/games/gpsusi"
+NEAR_EVEN = (0.25, 0.75)  # scores at which a rung gets its extra games
+
+
+@dataclass(frozen=True)
+class Rung:
+    name: str
+    command: str
+    options: dict[str, str] = field(default_factory=dict)
+
+
+def default_rungs() -> list[Rung]:
+    skills = [-20, -10, 0, 5, 10, 15, 20]
+    return [Rung(f"fairy-stockfish Skill {s}", FAIRY, {"Skill Level": str(s), "Threads": "1"}) for s in skills] + \
+        [Rung("gpsshogi 0.7.0", GPSSHOGI, {"Thread": "1"})]
+
+
+def needs_more(score: float) -> bool:
+    return NEAR_EVEN[0] <= score <= NEAR_EVEN[1]
+
+
+def run_ladder(base: MatchConfig, rungs: list[Rung], games: int, more: int) -> list[dict]:
+    """Play every rung (``base`` gives messiah's side, the clock, the openings and jobs) and return one row
+    per rung: its name, W-L-D, score and Elo with its 95% interval, from messiah's side."""
+    rows = []
+    for k, rung in enumerate(rungs):
+        cfg = replace(base, opponent=rung.command, opponent_options=dict(rung.options), games=games,
+                      out=str(Path(base.out) / f"rung{k:02d}"), seed=base.seed + k)
+        _, played = play_match(cfg)
+        if more and needs_more(summarize(played)["score"]):
+            _, extra = play_match(replace(cfg, games=more, seed=cfg.seed + 1000, out=cfg.out + "_more"))
+            played += extra
+        s = summarize(played)
+        rows.append({"rung": rung.name, "games": s["games"], "wins": s["wins"], "losses": s["losses"],
+                     "draws": s["draws"], "score": s["score"], "elo": s["elo"], "elo_low": s["elo_low"],
+                     "elo_high": s["elo_high"], "forfeits": s["forfeits"]})
+    return rows
+
+
+def fifty_percent(rows: list[dict]) -> str:
+    """Where messiah scores 50%: between the last rung it beats and the first it does not (interpolated by
+    Elo), or above/below the whole ladder."""
+    for lower, upper in zip(rows, rows[1:], strict=False):
+        if lower["score"] >= 0.5 > upper["score"]:
+            a, b = lower["elo"], upper["elo"]
+            share = 0.5 if not (math.isfinite(a) and math.isfinite(b)) or a == b else a / (a - b)
+            return f"between {lower['rung']} and {upper['rung']} ({100 * share:.0f}% of the way up)"
+    if rows and all(r["score"] >= 0.5 for r in rows):
+        return f"above the whole ladder ({rows[-1]['rung']} scored {100 * rows[-1]['score']:.0f}%)"
+    if rows and all(r["score"] < 0.5 for r in rows):
+        return f"below the whole ladder ({rows[0]['rung']} scored {100 * rows[0]['score']:.0f}%)"
+    return "not monotonic: " + ", ".join(f"{r['rung']} {100 * r['score']:.0f}%" for r in rows)
+
+
+def _elo(x: float) -> str:
+    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
+def ladder_table(rows: list[dict]) -> str:
+    """The rows as a Markdown table, messiah's view."""
+    lines = ["| opponent | games | W-L-D | score | Elo (95% interval) | lost on time / illegal |",
+             "|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['rung']} | {r['games']} | {r['wins']}-{r['losses']}-{r['draws']} | "
+                     f"{100 * r['score']:.1f}% | {_elo(r['elo'])} ({_elo(r['elo_low'])} .. {_elo(r['elo_high'])}) | "
+                     f"{r['forfeits'][0]} |")
+    return "\n".join(lines)
+
+
+def ladder_png(rows: list[dict], path: str | Path) -> Path:
+    """Score and Elo interval by rung."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    clip = 800  # an all-won or all-lost rung has an infinite bound: drawn at the plot's edge
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(12, 4.5))
+    names = [r["rung"].replace("fairy-stockfish ", "fs ") for r in rows]
+    xs = range(len(rows))
+    ax1.bar(xs, [100 * r["score"] for r in rows], color="tab:blue")
+    ax1.axhline(50, color="grey", ls="--")
+    ax1.set_ylabel("messiah's score, %")
+    elo = [max(-clip, min(clip, r["elo"])) for r in rows]
+    low = [max(-clip, min(clip, r["elo_low"])) for r in rows]
+    high = [max(-clip, min(clip, r["elo_high"])) for r in rows]
+    ax2.errorbar(xs, elo, yerr=[[e - lo for e, lo in zip(elo, low, strict=True)],
+                                [h - e for e, h in zip(elo, high, strict=True)]], fmt="o", capsize=4)
+    ax2.axhline(0, color="grey", ls="--")
+    ax2.set_ylabel(f"Elo of messiah - opponent (95% interval, clipped at +-{clip})")
+    for ax in (ax1, ax2):
+        ax.set_xticks(list(xs), names, rotation=30, ha="right")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return Path(path)
+
+
+def write_ladder(rows: list[dict], out: str | Path) -> dict:
+    """ladder.json, ladder.md and ladder.png under ``out``; returns their paths and the 50% rung."""
+    out = Path(out)
+    out.mkdir(parents=True, exist_ok=True)
+    (out / "ladder.json").write_text(json.dumps(rows, indent=1))
+    table = ladder_table(rows) + f"\n\nmessiah scores 50% {fifty_percent(rows)}.\n"
+    (out / "ladder.md").write_text(table)
+    result = {"table": str(out / "ladder.md"), "json": str(out / "ladder.json"), "fifty_percent": fifty_percent(rows)}
+    try:
+        result["png"] = str(ladder_png(rows, out / "ladder.png"))
+    except ImportError:
+        result["png"] = "matplotlib is not installed: no plot"
+    return result

@@ -1,0 +1,36 @@
+"""`messiah ladder`'s bookkeeping: which rungs get more games, where the 50% rung lies, the table. The
+games themselves are a command to run, never a timed test."""
+
+import math
+
+from messiah.ladder import default_rungs, fifty_percent, ladder_table, needs_more
+
+
+def row(name: str, wins: int, losses: int, elo: float) -> dict:
+    return {"rung": name, "games": wins + losses, "wins": wins, "losses": losses, "draws": 0,
+            "score": wins / (wins + losses), "elo": elo, "elo_low": elo - 100, "elo_high": elo + 100,
+            "forfeits": [0, 0]}
+
+
+def test_rungs_are_the_debian_engines_on_one_thread():
+    rungs = default_rungs()
+    assert [r.options.get("Skill Level") for r in rungs[:7]] == ["-20", "-10", "0", "5", "10", "15", "20"]
+    assert all(r.options.get("Threads") == "1" for r in rungs[:7]) and rungs[-1].options == {"Thread": "1"}
+
+
+def test_only_rungs_near_even_get_more_games():
+    assert not needs_more(0.9) and not needs_more(0.1) and needs_more(0.5) and needs_more(0.3)
+
+
+def test_fifty_percent_is_interpolated_by_elo_between_the_rungs_around_it():
+    rows = [row("a", 19, 1, 400.0), row("b", 15, 5, 100.0), row("c", 5, 15, -300.0), row("d", 0, 20, -math.inf)]
+    assert fifty_percent(rows) == "between b and c (25% of the way up)"
+    assert fifty_percent(rows[:2]).startswith("above the whole ladder")
+    assert fifty_percent(rows[2:]).startswith("below the whole ladder")
+
+
+def test_table_shows_each_rung_with_its_interval():
+    table = ladder_table([row("fairy-stockfish Skill 0", 12, 8, 70.4), row("gpsshogi 0.7.0", 0, 20, -math.inf)])
+    lines = table.splitlines()
+    assert lines[2] == "| fairy-stockfish Skill 0 | 20 | 12-8-0 | 60.0% | +70 (-30 .. +170) | 0 |"
+    assert "| -inf (-inf .. -inf) |" in lines[3]
