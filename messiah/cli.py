@@ -91,10 +91,13 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> None:
-    from messiah.analyze import analyze
+    from messiah.analyze import analyze_position
 
-    out = analyze(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth, args.model,
-                  args.threads)
+    analysis = analyze_position(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth,
+                                args.model, args.threads)
+    for path in filter(None, (args.svg, args.png)):
+        print(f"picture: {analysis.picture(args.flip).save(path)}", file=sys.stderr)
+    out = analysis.to_dict()
     if args.json:
         print(json.dumps(out))
         return
@@ -169,6 +172,9 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
     p.add_argument("--threads", type=int, default=1)
     p.add_argument("--json", action="store_true")
+    p.add_argument("--svg", help="also draw the board with every legal move coloured by its Q to this SVG file")
+    p.add_argument("--png", help="the same picture as PNG (needs rsvg-convert or cairosvg)")
+    p.add_argument("--flip", action="store_true", help="draw the board from white's side")
     p.set_defaults(func=_analyze)
 
     p = sub.add_parser("match", help="play games against another USI engine (through cshogi.cli)")
