@@ -109,6 +109,21 @@ def _analyze(args: argparse.Namespace) -> None:
         print(f"  {row['move']:6s} {row['q']:.4f}")
 
 
+def _annotate(args: argparse.Namespace) -> None:
+    from messiah.annotate import annotate_record, plot, read_record, summary_table, write_kif
+    from messiah.evaluator import Evaluator
+
+    record = read_record(args.record)  # before the model loads: a bad file fails at once
+    movetime = args.movetime if args.nodes is None else None
+    analysis = annotate_record(record, Evaluator(args.model, threads=args.threads), args.search, movetime,
+                               args.nodes, args.threshold, progress=not args.quiet)
+    print(summary_table(analysis))
+    if args.out:
+        print(f"kif: {write_kif(analysis, args.out)}")
+    if args.png:
+        print(f"graph: {plot(analysis, args.png)}")
+
+
 def _match(args: argparse.Namespace) -> None:
     from messiah.match import MatchConfig, parse_options, play_match, report, summarize
 
@@ -176,6 +191,21 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--png", help="the same picture as PNG (needs rsvg-convert or cairosvg)")
     p.add_argument("--flip", action="store_true", help="draw the board from white's side")
     p.set_defaults(func=_analyze)
+
+    p = sub.add_parser("annotate", help="search every position of a KIF/CSA game: scores, best moves, mistakes",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("record", help="a game record: .kif (Shift_JIS or UTF-8), .kifu or .csa")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--movetime", type=int, default=1000, help="milliseconds of search per position")
+    limit.add_argument("--nodes", type=int, help="nodes of search per position (instead of --movetime)")
+    p.add_argument("--threshold", type=float, default=0.1, help="win rate a move must lose to be a mistake")
+    p.add_argument("--out", help="write the game with a comment under each move to this KIF (.kif or .kifu)")
+    p.add_argument("--png", help="write a win-rate graph of the game, mistakes marked, to this PNG")
+    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
+    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_annotate)
 
     p = sub.add_parser("match", help="play games against another USI engine (through cshogi.cli)")
     p.add_argument("--opponent", required=True, help="the other engine's command, e.g. /usr/games/fairy-stockfish")
