@@ -4,6 +4,8 @@ For each position of a KIF or CSA record (read with cshogi's parsers) the search
 move's win rate and best move, and the one forward pass that scores all legal moves gives the played
 move's Q and its rank among them. A move loses ``W(before) - (1 - W(after))`` of win rate, the searched
 win rates of the positions before and after it from the mover's side; above a threshold it is a mistake.
+The move the search chose itself loses nothing: the difference there is the search's own noise (a short
+alpha-beta search's values swing by a few points between odd and even plies), not the player's.
 The analysis is written back as a KIF with a comment under each move (a GUI shows it beside the move),
 drawn as a win-rate graph, and summed up per side (agreement with the engine, mean loss, mistakes).
 """
@@ -67,7 +69,9 @@ def read_record(path: str | os.PathLike) -> Record:
     board = cshogi.Board(game.sfen)
     for ply, move in enumerate(game.moves, 1):
         if not move or move not in set(board.legal_moves):
-            raise ValueError(f"{path}: move {ply} is not a legal move")
+            hint = (" (cshogi's KIF reader starts from the 手合割, not from a board diagram: use the game's CSA)"
+                    if ply == 1 and suffix != ".csa" else "")
+            raise ValueError(f"{path}: move {ply} is not a legal move{hint}")
         board.push(move)
     if not game.moves:
         raise ValueError(f"{path}: no moves in it")
@@ -145,7 +149,7 @@ def annotate_record(record: Record, evaluator: Evaluator, search: str = "alphabe
     bar.close()
     after = [1 - n.winrate for n in notes[1:]] + [1 - final]  # the mover's win rate after each move
     for note, value in zip(notes, after, strict=True):
-        note.loss = note.winrate - value
+        note.loss = 0.0 if note.move == note.best else note.winrate - value
         note.mistake = note.loss > threshold
     return GameAnalysis(record, notes, final, threshold, board.turn)
 

@@ -124,6 +124,14 @@ def _annotate(args: argparse.Namespace) -> None:
         print(f"graph: {plot(analysis, args.png)}")
 
 
+def _play(args: argparse.Namespace) -> None:
+    if not args.web:
+        raise ValueError("say --web: the browser is the only board so far (a GUI can run messiah-usi)")
+    from messiah.web import serve
+
+    serve(args.host, args.port, args.movetime, args.model, args.search, args.threads)
+
+
 def _match(args: argparse.Namespace) -> None:
     from messiah.match import MatchConfig, parse_options, play_match, report, summarize
 
@@ -206,6 +214,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_annotate)
+
+    p = sub.add_parser("play", help="play messiah in a browser on this machine (--web)",
+                       formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    p.add_argument("--web", action="store_true", help="serve the board as a web page")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 opens it to the network)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on")
+    p.add_argument("--movetime", type=int, default=1000,
+                   help="messiah's milliseconds per move (the page can change it)")
+    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
+    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
+    p.set_defaults(func=_play)
 
     p = sub.add_parser("match", help="play games against another USI engine (through cshogi.cli)")
     p.add_argument("--opponent", required=True, help="the other engine's command, e.g. /usr/games/fairy-stockfish")
