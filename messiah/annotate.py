@@ -197,7 +197,10 @@ def write_kif(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
 
 def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
     """A PNG of both sides' win rates over the game, the mistakes marked with their move numbers."""
-    import matplotlib
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError("the graph needs matplotlib: pip install 'messiah[plot]'") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -306,7 +306,10 @@ def create_app(server: PlayServer):
 def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model: str | None = None,
           search: str = "alphabeta", threads: int = 1) -> None:
     """Serve the page until interrupted."""
-    from werkzeug.serving import make_server
+    try:
+        from werkzeug.serving import make_server
+    except ImportError:
+        raise ValueError("the web page needs Flask: pip install 'messiah[web]'") from None
 
     app = create_app(PlayServer(Evaluator(model, threads=threads), search, movetime))
     try:
