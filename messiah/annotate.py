@@ -220,9 +220,9 @@ def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
         x = [n.ply for n in marks]
         ax.scatter(x, series[x], s=70, marker="v", facecolor="none", edgecolor=marker_colour, lw=1.5, zorder=3,
                    label=f"{'black' if color == cshogi.BLACK else 'white'} mistakes (> {analysis.threshold:.0%})")
-        for n in marks:
+        for i, n in enumerate(marks):  # labels alternately lower, so that neighbours do not overlap
             ax.annotate(f"#{n.ply} {cshogi.move_to_usi(n.move)}", (n.ply, series[n.ply]), textcoords="offset points",
-                        xytext=(0, -14), ha="center", fontsize=7, color=marker_colour)
+                        xytext=(0, -14 - 10 * (i % 2)), ha="center", fontsize=7, color=marker_colour)
     ax.set_xlim(0, max(len(black) - 1, 1))
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("ply")
