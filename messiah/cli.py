@@ -210,7 +210,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--out", help="write the game with a comment under each move to this KIF (.kif or .kifu)")
     p.add_argument("--png", help="write a win-rate graph of the game, mistakes marked, to this PNG")
     p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
-    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--model", help="ONNX model (None: the shipped one)")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(func=_annotate)
@@ -223,7 +223,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--movetime", type=int, default=1000,
                    help="messiah's milliseconds per move (the page can change it)")
     p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
-    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--model", help="ONNX model (None: the shipped one)")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     p.set_defaults(func=_play)
 

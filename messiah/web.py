@@ -11,6 +11,7 @@ it may or must promote, mate, repetition. The game lives on the server, so a clo
 
 from __future__ import annotations
 
+import socket
 import threading
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
@@ -311,11 +312,16 @@ def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model
     except ImportError:
         raise ValueError("the web page needs Flask: pip install 'messiah[web]'") from None
 
-    app = create_app(PlayServer(Evaluator(model, threads=threads), search, movetime))
+    # werkzeug exits with two lines of its own when the port is taken: try it first, as it will bind.
     try:
-        http = make_server(host, port, app, threaded=True)
+        family = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)[0][0]
+        with socket.socket(family, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            probe.bind((host, port))
     except OSError as e:
         raise ValueError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+    app = create_app(PlayServer(Evaluator(model, threads=threads), search, movetime))
+    http = make_server(host, port, app, threaded=True)
     print(f"messiah: open http://{host}:{http.port}/ in a browser (Ctrl-C stops)", flush=True)
     try:
         http.serve_forever()
