@@ -116,3 +116,16 @@ def test_the_score_picture_of_the_current_position(client):
     game = app.get("/state").get_json()["game"]
     svg = app.post("/scores", json={"game": game}).get_json()["svg"]
     assert svg.startswith("<svg") and svg.count("<title>") > 30  # one per move of the 30, and the best move's
+
+
+@pytest.mark.parametrize("cycles, result", [(2, None), (3, "fourfold repetition: a draw")])
+def test_the_fourth_repetition_is_a_draw(client, cycles, result):
+    app, server = client
+    game = app.get("/state").get_json()["game"]
+    # Both kings step out and back; black's next 5i5h repeats a position for the (cycles + 1)th time.
+    for usi in ["5i5h", "5a5b", "5h5i", "5b5a"] * cycles:
+        server.game.board.push_usi(usi)
+    source, to = _squares("5i5h")
+    state = app.post("/move", json={"game": game, "from": source, "to": to}).get_json()
+    assert state["result"] == result
+    assert len(state["moves"]) == 4 * cycles + (1 if result else 2)  # a game still going gets a reply
