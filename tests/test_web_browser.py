@@ -2,9 +2,10 @@
 
 The test clicks the board as a person would (a piece, then a square), plays three legal moves, waits for
 the three replies, and checks that an illegal click is refused on the page. It reads the game's position
-from the server's /state only to choose its moves and to check the replies with cshogi. A screenshot is
-left in the test's temp directory. Without Chromium, chromedriver or selenium the test skips, except in CI
-(CI=true), where .ci/run installs them and a skip would hide a broken page.
+from the server's /state only to choose its moves and to check the replies with cshogi. Screenshots of
+the refusal and of the end (with the move-score picture) are left in the test's temp directory. Without
+Chromium, chromedriver or selenium the test skips, except in CI (CI=true), where .ci/run installs them
+and a skip would hide a broken page.
 """
 
 from __future__ import annotations
@@ -121,6 +122,7 @@ def test_play_three_moves_and_refuse_an_illegal_click(url, browser, tmp_path):
     assert "illegal move" in message and cshogi.SQUARE_NAMES[wrong] in message
     assert _state(url)["sfen"] == state["sfen"]
     assert browser.find_element("id", "moves").get_attribute("data-count") == str(played)
+    assert browser.save_screenshot(str(tmp_path / "refused.png"))
 
     # The game lives on the server: a page opened again (a closed tab) shows it as it was.
     browser.get(url)
