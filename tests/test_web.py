@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import cshogi
 import pytest
 
@@ -77,6 +79,10 @@ def test_a_new_game_replaces_the_old_one_and_white_lets_messiah_open(client):
     state = app.post("/new", json={"side": "white", "movetime": 200}).get_json()
     assert state["game"] != old and state["human"] == "white" and state["movetime"] == 200
     assert len(state["moves"]) == 1 and cshogi.Board(state["sfen"]).turn == cshogi.WHITE and state["your_turn"]
+    # White's board is turned: the square 1a (white's own corner) is clicked at the bottom left.
+    corners = re.findall(r'<rect x="([\d.]+)" y="([\d.]+)"[^>]*data-square="(?:0|80)"', state["svg"])
+    (x1a, y1a), (x9i, y9i) = ((float(x), float(y)) for x, y in corners)
+    assert x1a < x9i and y1a > y9i
     source, to = _squares("3c3d")
     stale = app.post("/move", json={"game": old, "from": source, "to": to})
     assert stale.status_code == 409 and stale.get_json()["state"]["game"] == state["game"]
