@@ -5,8 +5,10 @@ choose a side or a time per game, show the engine's win rate or a move-score pic
 click with a message, so this is a small Flask app of its own. The browser only reports clicks: which
 square (each square of the SVG carries ``data-square``, cshogi's square number) or which piece in hand.
 Every rule is cshogi's, on the server: the legal destinations of a piece, whether a move is legal, whether
-it may or must promote, mate, repetition. The game lives on the server, so a closed tab loses nothing
-(reopen the page), and each game has an id so that a request from a replaced game is refused, not applied.
+it may or must promote, mate, repetition. The person's move and messiah's reply are two requests, so the
+page shows the move at once; the game lives on the server, so a closed tab loses nothing (reopen the page:
+it asks for messiah's move if one is due), and each game has an id so that a request from a replaced game
+is refused, not applied.
 """
 
 from __future__ import annotations
@@ -98,8 +100,6 @@ class PlayServer:
         with self.lock:
             self.game = Game(self.game.id + 1, cshogi.BLACK if side == "black" else cshogi.WHITE, movetime)
             self.searcher.new_game()
-            if self.game.human != self.game.board.turn:
-                self._engine_move()
             return self.state()
 
     def targets(self, game_id: object, source: object = None, drop: object = None) -> list[int]:
@@ -127,8 +127,8 @@ class PlayServer:
 
     def play(self, game_id: object, source: object, destination: object, drop: object = None,
              promote: object = None) -> dict:
-        """The person's move (from ``source``, or ``drop`` from hand, to ``destination``), then the engine's
-        reply. Answers ``{"ask": "promote"}`` when the move may promote or not and ``promote`` is unset."""
+        """The person's move (from ``source``, or ``drop`` from hand, to ``destination``). Answers
+        ``{"ask": "promote"}`` when the move may promote or not and ``promote`` is unset."""
         with self.lock:
             self._check(game_id)
             board = self.game.board
@@ -150,13 +150,21 @@ class PlayServer:
                     return {"ask": "promote", "move": name}
                 moves = [m for m in moves if bool(cshogi.move_is_promotion(m)) == bool(promote)]
             self._push(moves[0])
-            if self.game.result is None:
+            return self.state()
+
+    def reply(self, game_id: object) -> dict:
+        """messiah's move when it is messiah's turn (the page asks for it whenever it shows that turn, so
+        a tab closed while messiah was to move loses nothing); otherwise the game as it is."""
+        with self.lock:
+            self._check(game_id, playing=False)
+            game = self.game
+            if game.result is None and game.board.turn != game.human:
                 self._engine_move()
             return self.state()
 
     def resign(self, game_id: object) -> dict:
         with self.lock:
-            self._check(game_id)
+            self._check(game_id, your_turn=False)
             self.game.result = "you resigned: messiah wins"
             return self.state()
 
@@ -193,12 +201,14 @@ class PlayServer:
 
     # -- the game ------------------------------------------------------------------------------------------
 
-    def _check(self, game_id: object, playing: bool = True) -> None:
+    def _check(self, game_id: object, playing: bool = True, your_turn: bool = True) -> None:
+        """Refuse a request from a replaced game, one that needs the game going (``playing``) once it is
+        over, and one that needs the person to move (``your_turn``) on messiah's turn."""
         if _int(game_id, "game", 0, 1 << 62) != self.game.id:
             raise PlayError("that game was replaced by a new one: the page shows the current game now", 409)
         if playing and self.game.result is not None:
             raise PlayError(f"the game is over ({self.game.result}): start a new one")
-        if playing and self.game.board.turn != self.game.human:
+        if playing and your_turn and self.game.board.turn != self.game.human:
             raise PlayError("it is messiah's turn")
 
     def _hand_piece(self, drop: object) -> int:
@@ -292,6 +302,10 @@ def create_app(server: PlayServer):
         data = body()
         return jsonify(server.play(data.get("game"), data.get("from"), data.get("to"), data.get("drop"),
                                    data.get("promote")))
+
+    @app.post("/reply")
+    def reply():
+        return jsonify(server.reply(body().get("game")))
 
     @app.post("/resign")
     def resign():

@@ -30,10 +30,14 @@ def test_a_move_gets_a_legal_reply(client):
     app, _ = client
     state = app.get("/state").get_json()
     source, to = _squares("7g7f")
-    after = app.post("/move", json={"game": state["game"], "from": source, "to": to}).get_json()
+    played = app.post("/move", json={"game": state["game"], "from": source, "to": to}).get_json()
+    assert len(played["moves"]) == 1 and not played["your_turn"]  # shown at once, before the reply
+    after = app.post("/reply", json={"game": state["game"]}).get_json()
     board = cshogi.Board()
     board.push_usi("7g7f")
     assert len(after["moves"]) == 2 and after["your_turn"]
+    # Asking again changes nothing: it is the person's turn.
+    assert app.post("/reply", json={"game": state["game"]}).get_json()["sfen"] == after["sfen"]
     reply = [m for m in board.legal_moves if _sfen_after(board, m) == after["sfen"]]
     assert len(reply) == 1
     assert 0.0 <= after["engine"]["winrate"] <= 1.0 and after["engine"]["pv"]
@@ -78,6 +82,8 @@ def test_a_new_game_replaces_the_old_one_and_white_lets_messiah_open(client):
     old = app.get("/state").get_json()["game"]
     state = app.post("/new", json={"side": "white", "movetime": 200}).get_json()
     assert state["game"] != old and state["human"] == "white" and state["movetime"] == 200
+    assert state["moves"] == [] and not state["your_turn"]
+    state = app.post("/reply", json={"game": state["game"]}).get_json()
     assert len(state["moves"]) == 1 and cshogi.Board(state["sfen"]).turn == cshogi.WHITE and state["your_turn"]
     # White's board is turned: the square 1a (white's own corner) is clicked at the bottom left.
     corners = re.findall(r'<rect x="([\d.]+)" y="([\d.]+)"[^>]*data-square="(?:0|80)"', state["svg"])
@@ -134,4 +140,5 @@ def test_the_fourth_repetition_is_a_draw(client, cycles, result):
     source, to = _squares("5i5h")
     state = app.post("/move", json={"game": game, "from": source, "to": to}).get_json()
     assert state["result"] == result
+    state = app.post("/reply", json={"game": game}).get_json()
     assert len(state["moves"]) == 4 * cycles + (1 if result else 2)  # a game still going gets a reply
