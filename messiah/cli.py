@@ -103,10 +103,13 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> None:
-    from messiah.analyze import analyze
+    from messiah.analyze import analyze_position
 
-    out = analyze(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth, args.model,
-                  args.threads)
+    analysis = analyze_position(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth,
+                                args.model, args.threads)
+    for path in filter(None, (args.svg, args.png)):
+        print(f"picture: {analysis.picture(args.flip).save(path)}", file=sys.stderr)
+    out = analysis.to_dict()
     if args.json:
         print(json.dumps(out))
         return
@@ -116,6 +119,29 @@ def _analyze(args: argparse.Namespace) -> None:
     print("pv " + " ".join(out["pv"]))
     for row in out["moves"]:
         print(f"  {row['move']:6s} {row['q']:.4f}")
+
+
+def _annotate(args: argparse.Namespace) -> None:
+    from messiah.annotate import annotate_record, plot, read_record, summary_table, write_kif
+    from messiah.evaluator import Evaluator
+
+    record = read_record(args.record)  # before the model loads: a bad file fails at once
+    movetime = args.movetime if args.nodes is None else None
+    analysis = annotate_record(record, Evaluator(args.model, threads=args.threads), args.search, movetime,
+                               args.nodes, args.threshold, progress=not args.quiet)
+    print(summary_table(analysis))
+    if args.out:
+        print(f"kif: {write_kif(analysis, args.out)}")
+    if args.png:
+        print(f"graph: {plot(analysis, args.png)}")
+
+
+def _play(args: argparse.Namespace) -> None:
+    if not args.web:
+        raise ValueError("say --web: the browser is the only board so far (a GUI can run messiah-usi)")
+    from messiah.web import serve
+
+    serve(args.host, args.port, args.movetime, args.model, args.search, args.threads)
 
 
 def _match(args: argparse.Namespace) -> None:
@@ -223,7 +249,35 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--svg", help="also draw the board with every legal move coloured by its Q to this SVG file")
+    p.add_argument("--png", help="the same picture as PNG (needs rsvg-convert or cairosvg)")
+    p.add_argument("--flip", action="store_true", help="draw the board from white's side")
     p.set_defaults(func=_analyze)
+
+    p = sub.add_parser("annotate", help="search every position of a KIF/CSA game: scores, best moves, mistakes")
+    p.add_argument("record", help="a game record: .kif (Shift_JIS or UTF-8), .kifu or .csa")
+    limit = p.add_mutually_exclusive_group()
+    limit.add_argument("--movetime", type=int, default=1000, help="milliseconds of search per position")
+    limit.add_argument("--nodes", type=int, help="nodes of search per position (instead of --movetime)")
+    p.add_argument("--threshold", type=float, default=0.1, help="win rate a move must lose to be a mistake")
+    p.add_argument("--out", help="write the game with a comment under each move to this KIF (.kif or .kifu)")
+    p.add_argument("--png", help="write a win-rate graph of the game, mistakes marked, to this PNG")
+    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
+    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(func=_annotate)
+
+    p = sub.add_parser("play", help="play messiah in a browser on this machine (--web)")
+    p.add_argument("--web", action="store_true", help="serve the board as a web page")
+    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 opens it to the network)")
+    p.add_argument("--port", type=int, default=8000, help="port to listen on")
+    p.add_argument("--movetime", type=int, default=1000,
+                   help="messiah's milliseconds per move (the page can change it)")
+    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
+    p.add_argument("--model", help="ONNX model (default: the shipped one)")
+    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
+    p.set_defaults(func=_play)
 
     p = sub.add_parser("match", help="play games against another USI engine (through cshogi.cli)")
     p.add_argument("--opponent", required=True, help="the other engine's command, e.g. /usr/games/fairy-stockfish")

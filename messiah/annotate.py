@@ -1,0 +1,246 @@
+"""`messiah annotate`: the engine's view of every position of a game record.
+
+For each position of a KIF or CSA record (read with cshogi's parsers) the search gives the side to
+move's win rate and best move, and the one forward pass that scores all legal moves gives the played
+move's Q and its rank among them. A move loses ``W(before) - (1 - W(after))`` of win rate, the searched
+win rates of the positions before and after it from the mover's side; above a threshold it is a mistake.
+The move the search chose itself loses nothing: the difference there is the search's own noise (a short
+alpha-beta search's values swing by a few points between odd and even plies), not the player's.
+The analysis is written back as a KIF with a comment under each move (a GUI shows it beside the move),
+drawn as a win-rate graph, and summed up per side (agreement with the engine, mean loss, mistakes).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import cshogi
+import numpy as np
+from cshogi import CSA, KIF
+from tqdm import tqdm
+
+from messiah.evaluator import Evaluator
+from messiah.winrate import MESSIAH
+from search import Limits, make_searcher
+
+MARKS = ("▲", "△")  # black, white: the KIF symbols (the shogi ☗☖ are not in KIF's Shift_JIS)
+# cshogi's CSA end-of-game codes that KIF.Exporter.end can write.
+KIF_ENDINGS = {"%TORYO": "resign", "%SENNICHITE": "sennichite", "%KACHI": "win", "%JISHOGI": "draw",
+               "%+ILLEGAL_ACTION": "illegal_win", "%-ILLEGAL_ACTION": "illegal_win", "%ILLEGAL_MOVE": "illegal_lose"}
+
+
+@dataclass
+class Record:
+    """A game: its starting position, its moves (cshogi ints), the players' names and how it ended."""
+
+    sfen: str
+    moves: list[int]
+    names: list[str]
+    endgame: str = ""
+
+
+def read_record(path: str | os.PathLike) -> Record:
+    """The game in a .kif/.kifu or .csa file, its moves checked to be legal.
+
+    Raises FileNotFoundError, or ValueError naming the file and what is wrong with it.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"no such file: {path}")
+    suffix = path.suffix.lower()
+    try:
+        if suffix == ".csa":
+            games = CSA.Parser.parse_file(str(path))
+            if not games:
+                raise ValueError("no game in it")
+            game = games[0]
+        elif suffix in (".kif", ".kifu"):
+            try:
+                game = KIF.Parser.parse_file(str(path))
+            except UnicodeDecodeError:  # a .kif should be Shift_JIS, but many tools write UTF-8
+                game = KIF.Parser.parse_str(path.read_text(encoding="utf-8"))
+        else:
+            raise ValueError("expected a .kif, .kifu or .csa game record")
+    except (ValueError, KIF.ParserException, UnicodeDecodeError, KeyError, IndexError) as e:
+        raise ValueError(f"{path}: {e}") from None
+    board = cshogi.Board(game.sfen)
+    for ply, move in enumerate(game.moves, 1):
+        if not move or move not in set(board.legal_moves):
+            hint = (" (cshogi's KIF reader starts from the 手合割, not from a board diagram: use the game's CSA)"
+                    if ply == 1 and suffix != ".csa" else "")
+            raise ValueError(f"{path}: move {ply} is not a legal move{hint}")
+        board.push(move)
+    if not game.moves:
+        raise ValueError(f"{path}: no moves in it")
+    names = [name or default for name, default in zip(game.names, ("black", "white"), strict=True)]
+    return Record(game.sfen, list(game.moves), names, game.endgame or "")
+
+
+@dataclass
+class MoveNote:
+    """The engine's view of one move of the game (``ply`` counts from 1)."""
+
+    ply: int
+    turn: int
+    move: int
+    winrate: float  # the mover's searched win rate before the move
+    best: int
+    pv: list[int]
+    q: float  # the played move's Q (the mover's win rate after it, one forward pass)
+    rank: int  # 1 for the move with the highest Q
+    legal: int
+    loss: float = 0.0  # win rate lost by the move (negative: it did better than the search expected)
+    mistake: bool = False
+
+
+@dataclass
+class GameAnalysis:
+    record: Record
+    notes: list[MoveNote]
+    final: float  # the searched win rate of the side to move in the last position
+    threshold: float
+    final_turn: int = field(default=cshogi.BLACK)
+
+    def black_winrates(self) -> np.ndarray:
+        """Black's win rate in each position, from the start (ply 0) to the end."""
+        side = [n.winrate if n.turn == cshogi.BLACK else 1 - n.winrate for n in self.notes]
+        side.append(self.final if self.final_turn == cshogi.BLACK else 1 - self.final)
+        return np.array(side)
+
+    def summary(self) -> list[dict]:
+        """Per side: moves, agreement with the engine's best move, mean win-rate loss (gains count as 0)
+        and mistakes."""
+        rows = []
+        for color in (cshogi.BLACK, cshogi.WHITE):
+            notes = [n for n in self.notes if n.turn == color]
+            rows.append({
+                "side": "black" if color == cshogi.BLACK else "white",
+                "player": self.record.names[color],
+                "moves": len(notes),
+                "agreement": float(np.mean([n.move == n.best for n in notes])) if notes else 0.0,
+                "mean_loss": float(np.mean([max(n.loss, 0.0) for n in notes])) if notes else 0.0,
+                "mistakes": sum(n.mistake for n in notes),
+            })
+        return rows
+
+
+def annotate_record(record: Record, evaluator: Evaluator, search: str = "alphabeta", movetime: int | None = None,
+                    nodes: int | None = None, threshold: float = 0.1, progress: bool = True) -> GameAnalysis:
+    """Search every position of ``record`` (movetime in milliseconds, or nodes) and note every move."""
+    searcher = make_searcher(search, evaluator)
+    searcher.new_game()
+    board = cshogi.Board(record.sfen)
+    notes: list[MoveNote] = []
+    limits = {"movetime": None if movetime is None else movetime / 1000, "nodes": nodes}
+    bar = tqdm(total=len(record.moves) + 1, desc="annotate", unit="position", disable=not progress, file=sys.stderr)
+    for ply, move in enumerate(record.moves, 1):
+        result = searcher.search(board, Limits(**limits))
+        scores = searcher.cache.get(board)
+        q = float(scores.q[list(scores.moves).index(move)])
+        notes.append(MoveNote(ply, board.turn, move, result.winrate, result.bestmove, result.pv, q,
+                              int(np.sum(scores.q > q)) + 1, len(scores.moves)))
+        board.push(move)
+        bar.update()
+    final = searcher.search(board, Limits(**limits)).winrate
+    bar.update()
+    bar.close()
+    after = [1 - n.winrate for n in notes[1:]] + [1 - final]  # the mover's win rate after each move
+    for note, value in zip(notes, after, strict=True):
+        note.loss = 0.0 if note.move == note.best else note.winrate - value
+        note.mistake = note.loss > threshold
+    return GameAnalysis(record, notes, final, threshold, board.turn)
+
+
+def _kif_moves(board: cshogi.Board, moves: list[int]) -> str:
+    words = []
+    board = board.copy()
+    for move in moves:
+        if move not in set(board.legal_moves):
+            break
+        words.append(MARKS[board.turn] + KIF.move_to_kif(move, board.peek()))
+        board.push(move)
+    return " ".join(words)
+
+
+def comment(note: MoveNote, board: cshogi.Board) -> list[str]:
+    """The KIF comment lines for ``note``, ``board`` being the position before the move."""
+    mark = MARKS[note.turn]
+    cp = MESSIAH.to_cp(note.winrate)
+    lines = [f"messiah: {mark} win rate {note.winrate:.1%} ({cp:+d} cp)  best {_kif_moves(board, [note.best])}  "
+             f"pv {_kif_moves(board, note.pv[:8])}",
+             f"played: Q {note.q:.1%}, rank {note.rank} of {note.legal}, win rate lost {note.loss:+.1%}"]
+    if note.mistake:
+        lines.insert(0, f"MISTAKE: {mark} lost {note.loss:.1%} of win rate; messiah prefers "
+                        f"{_kif_moves(board, [note.best])}")
+    return lines
+
+
+def write_kif(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
+    """The game as KIF (cshogi's exporter; Shift_JIS for .kif, UTF-8 for .kifu), a comment under each move."""
+    record = analysis.record
+    board = cshogi.Board(record.sfen)
+    exporter = KIF.Exporter(str(path))
+    exporter.header(record.names, handicap=None if record.sfen == cshogi.STARTING_SFEN else board.copy())
+    for note in analysis.notes:
+        exporter.move(note.move)
+        # KIF's comment lines start with '*' and follow the move they are about; the exporter has no call for them.
+        exporter.kifu.write("".join(f"*{line}\n" for line in comment(note, board)))
+        board.push(note.move)
+    if record.endgame in KIF_ENDINGS:
+        exporter.end(KIF_ENDINGS[record.endgame])
+    exporter.close()
+    return Path(path)
+
+
+def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
+    """A PNG of both sides' win rates over the game, the mistakes marked with their move numbers."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise ValueError("the graph needs matplotlib: pip install 'messiah[plot]'") from None
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    black = analysis.black_winrates()
+    plies = np.arange(len(black))
+    names = analysis.record.names
+    fig, ax = plt.subplots(figsize=(10, 4.5), dpi=100)
+    ax.axhline(0.5, color="0.7", lw=0.8)
+    ax.plot(plies, black, color="black", lw=1.8, label=f"black: {names[0]}")
+    ax.plot(plies, 1 - black, color="tab:red", lw=1.2, ls="--", label=f"white: {names[1]}")
+    for color, series, marker_colour in ((cshogi.BLACK, black, "black"), (cshogi.WHITE, 1 - black, "tab:red")):
+        marks = [n for n in analysis.notes if n.mistake and n.turn == color]
+        if not marks:
+            continue
+        # A mistake shows where the mover's curve lands after it.
+        x = [n.ply for n in marks]
+        ax.scatter(x, series[x], s=70, marker="v", facecolor="none", edgecolor=marker_colour, lw=1.5, zorder=3,
+                   label=f"{'black' if color == cshogi.BLACK else 'white'} mistakes (> {analysis.threshold:.0%})")
+        for i, n in enumerate(marks):  # labels alternately lower, so that neighbours do not overlap
+            ax.annotate(f"#{n.ply} {cshogi.move_to_usi(n.move)}", (n.ply, series[n.ply]), textcoords="offset points",
+                        xytext=(0, -14 - 10 * (i % 2)), ha="center", fontsize=7, color=marker_colour)
+    ax.set_xlim(0, max(len(black) - 1, 1))
+    ax.set_ylim(-0.05, 1.05)
+    ax.set_xlabel("ply")
+    ax.set_ylabel("win rate (messiah's search)")
+    ax.set_title(f"{names[0]} vs {names[1]}: {len(analysis.notes)} moves")
+    ax.legend(loc="best", fontsize=8)
+    ax.grid(alpha=0.3)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+    return Path(path)
+
+
+def summary_table(analysis: GameAnalysis) -> str:
+    rows = analysis.summary()
+    width = max(6, *(len(r["player"]) for r in rows))
+    lines = [f"{'side':5s} {'player':{width}s} {'moves':>5s} {'agreement':>9s} {'mean loss':>9s} {'mistakes':>8s}"]
+    for r in rows:
+        lines.append(f"{r['side']:5s} {r['player']:{width}s} {r['moves']:5d} {r['agreement']:9.1%} "
+                     f"{r['mean_loss']:9.1%} {r['mistakes']:8d}")
+    return "\n".join(lines)

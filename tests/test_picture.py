@@ -1,0 +1,129 @@
+"""The move-score picture: every legal move drawn once, coloured by Q, the PV marked, both colours' views."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+
+import cshogi
+import pytest
+
+from messiah.analyze import analyze_position, read_position
+from messiah.cli import main
+from messiah.picture import SVG_NS, MovePicture, png_converter, square_centre, svg_to_png
+
+# White to move with a bishop in hand (so with drops), after a bishop exchange.
+POSITION = "startpos moves 7g7f 3c3d 8h2b+ 3a2b 1g1f"
+T = f"{{{SVG_NS}}}"
+
+
+@pytest.fixture(scope="module")
+def analysis():
+    return analyze_position(POSITION, nodes=400)
+
+
+def _titles(root: ET.Element, group: str) -> list[str]:
+    layer = next(g for g in root.iter(f"{T}g") if g.get("class") == group)
+    return [e.find(f"{T}title").text for e in layer if e.find(f"{T}title") is not None]
+
+
+def _rgb(colour: str) -> tuple[int, int, int]:
+    return tuple(int(colour[i: i + 2], 16) for i in (1, 3, 5))
+
+
+def test_every_legal_move_is_drawn_once(analysis):
+    root = ET.fromstring(analysis.picture().to_svg())
+    board = read_position(POSITION)
+    legal = list(board.legal_moves)
+    drops = [m for m in legal if cshogi.move_is_drop(m)]
+    pairs = {(cshogi.move_from(m), cshogi.move_to(m)) for m in legal if not cshogi.move_is_drop(m)}
+    titles = _titles(root, "moves")
+    assert drops and len(titles) == len(pairs) + len(drops)
+    # Each legal move is named in exactly one tooltip (a move that may promote shares its arrow).
+    named = [word for t in titles for word in re.findall(r"^(\S+) ", t, re.M)]
+    assert sorted(named) == sorted(cshogi.move_to_usi(m) for m in legal)
+
+
+def test_the_colour_runs_from_the_worst_move_to_the_best(analysis):
+    root = ET.fromstring(analysis.picture().to_svg())
+    scores = analysis.scores
+    best = cshogi.move_to_usi(int(scores.moves[scores.q.argmax()]))
+    worst = cshogi.move_to_usi(int(scores.moves[scores.q.argmin()]))
+    colours = {}
+    layer = next(g for g in root.iter(f"{T}g") if g.get("class") == "moves")
+    for mark in layer:
+        first = mark.find(f"{T}title").text.split()[0]
+        shape = mark.find(f"{T}polygon")
+        colours[first] = (shape if shape is not None else mark).get("fill")
+    r, g, _ = _rgb(colours[best])
+    assert g > r  # green
+    r, g, _ = _rgb(colours[worst])
+    assert r > g  # red
+
+
+def test_the_best_move_and_the_pv_are_marked(analysis):
+    root = ET.fromstring(analysis.picture().to_svg())
+    pv = analysis.result.pv
+    titles = _titles(root, "pv")
+    assert titles[0].startswith(f"best {cshogi.move_to_usi(pv[0])}")
+    assert len(pv) > 1 and any(t.startswith("PV 2:") for t in titles)
+    legend = "".join(next(g for g in root.iter(f"{T}g") if g.get("class") == "legend").itertext())
+    assert f"{len(analysis.scores.moves)} moves" in legend and "win rate" in legend
+
+
+def test_white_sees_the_board_turned():
+    # From white's seat black's camp is at the top: 1a is at the bottom left, 9i at the top right.
+    assert square_centre(0, flip=True) == square_centre(80, flip=False)
+    assert square_centre(80, flip=True) == square_centre(0, flip=False)
+    board = read_position(POSITION)
+    moves = [int(m) for m in board.legal_moves]
+    black = ET.fromstring(MovePicture(board, moves, [0.5] * len(moves)).to_svg())
+    white = ET.fromstring(MovePicture(board, moves, [0.5] * len(moves), flip=True).to_svg())
+    labels = [[t.text for t in root.iter(f"{T}text") if t.get("y") == "8"] for root in (black, white)]
+    assert labels[0] == list("987654321") and labels[1] == list("123456789")
+    # The pieces lie in a group turned half a turn about the board's centre.
+    turned = [g for g in white.iter(f"{T}g") if (g.get("transform") or "").startswith("rotate(180 110.5")]
+    on_board = sum(board.piece(square) != cshogi.NONE for square in range(81))
+    assert len(turned) == 1 and len(turned[0].findall(f"{T}use")) == on_board
+
+
+def test_jupyter_shows_the_picture(analysis):
+    svg = analysis._repr_svg_()
+    assert svg == analysis.picture(flip=True).to_svg()  # white to move: from white's seat
+
+
+def test_png(analysis, tmp_path):
+    if png_converter() is None:
+        pytest.skip("no rsvg-convert or cairosvg")
+    path = analysis.picture().save(tmp_path / "scores.png")
+    data = path.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
+
+
+def test_no_converter_is_a_clear_error(monkeypatch, tmp_path):
+    import builtins
+    import shutil
+
+    monkeypatch.setattr(shutil, "which", lambda name: None)
+    real_import = builtins.__import__
+
+    def no_cairosvg(name, *args, **kwargs):
+        if name == "cairosvg":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    monkeypatch.setattr(builtins, "__import__", no_cairosvg)
+    with pytest.raises(ValueError, match="rsvg-convert"):
+        svg_to_png("<svg/>", tmp_path / "x.png")
+
+
+def test_cli_writes_the_picture_and_refuses_a_malformed_sfen(tmp_path, capsys):
+    main(["analyze", *POSITION.split(), "--nodes", "100", "--svg", str(tmp_path / "a.svg"), "--flip"])
+    assert ET.parse(tmp_path / "a.svg").getroot().tag == f"{T}svg"
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["analyze", "lnsgkgsnl/9", "b", "-", "1", "--svg", str(tmp_path / "b.svg")])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and "sfen board needs 9 ranks" in err
+    assert not (tmp_path / "b.svg").exists()
