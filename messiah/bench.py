@@ -181,15 +181,19 @@ def random_model(arch: str, directory: str) -> Path:
                        Path(directory) / "model.onnx")
 
 
-def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, names: list[str]) -> dict:
+def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, names: list[str],
+                 batch_sizes: tuple[int, ...] = (1,)) -> dict:
     """Each searcher on every position for ``movetime`` seconds: evaluator calls per second, legal moves
-    scored per second, the evaluator's share of the time, and those against the bare batch-1 rate."""
+    scored per second, the evaluator's share of the time, and those against the bare batch-1 rate. The
+    bandit searches run once per leaf batch size in ``batch_sizes`` (alpha-beta has none)."""
     from search import Limits, make_searcher
 
     bare = 1.0 / (_per_call(lambda: [evaluator.score(b) for b in positions.boards], 1) / len(positions.boards))
     out = {"movetime_ms": movetime * 1000, "bare_score_per_s": bare}
-    for name in names:
-        searcher = make_searcher(name, evaluator, mate_nodes=0)  # the evaluator's path, not df-pn's
+    runs = [(name, b) for name in names for b in (batch_sizes if name != "alphabeta" else (1,))]
+    for name, batch in runs:
+        extra = {"batch_size": batch} if name != "alphabeta" else {}
+        searcher = make_searcher(name, evaluator, mate_nodes=0, **extra)  # the evaluator's path, not df-pn's
         calls, positions_scored, seconds = evaluator.calls, evaluator.positions, evaluator.seconds
         moves_scored = nodes = 0
         start = time.perf_counter()
@@ -200,7 +204,7 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
             moves_scored += sum(len(s.moves) for s in searcher.cache.entries.values())
         wall = time.perf_counter() - start
         evaluated = evaluator.positions - positions_scored
-        out[name] = {
+        out[name if batch == 1 and len(batch_sizes) == 1 else f"{name} batch {batch}"] = {
             "positions_evaluated_per_s": evaluated / wall,
             "forward_passes_per_s": (evaluator.calls - calls) / wall,
             "moves_scored_per_s": moves_scored / wall,
@@ -287,12 +291,13 @@ def bench_clock(engine: str, clock: dict[str, int], plies: int, options: dict[st
 
 
 def run_bench(model: str | None, threads: int, positions_path: str | None, arch: str | None = None,
-              search_movetime: float | None = None) -> dict:
+              search_movetime: float | None = None, batch_sizes: tuple[int, ...] = (1,)) -> dict:
     positions = position_set(positions_path or DEFAULT_POSITIONS)
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = Evaluator(random_model(arch, tmp) if arch else model, threads=threads)
         if search_movetime:
-            return {"search": bench_search(evaluator, positions, search_movetime, ["alphabeta", "ucb1", "puct"]),
+            return {"search": bench_search(evaluator, positions, search_movetime, ["alphabeta", "ucb1", "puct"],
+                                           batch_sizes),
                     "positions": len(positions.boards), "model": str(evaluator.path), "threads": threads}
         twin = scalar_twin(evaluator, tmp)
         figures = bench_core(evaluator, positions, twin)

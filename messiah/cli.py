@@ -29,10 +29,10 @@ def _bench(args: argparse.Namespace) -> None:
                                 args.moves)
     elif args.train:
         figures = bench_train([args.positions or str(DEFAULT_POSITIONS)], args.train_steps, tuple(args.workers),
-                              args.threads, args.batch_size, args.arch)
+                              args.threads, (args.batch_size or [256])[0], args.arch)
     else:
         figures = run_bench(args.model, args.threads, args.positions, args.arch,
-                            args.movetime / 1000 if args.search else None)
+                            args.movetime / 1000 if args.search else None, tuple(args.batch_size or [1]))
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -340,7 +340,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(--threads: torch threads; --positions: the teacher hcpe; --arch: the net, default 7x32)")
     p.add_argument("--train-steps", type=int, default=40, help="timed training steps per setting")
     p.add_argument("--workers", type=int, nargs="+", default=[0, 1], help="loader worker counts to compare")
-    p.add_argument("--batch-size", type=int, default=256, help="training batch for --train")
+    p.add_argument("--batch-size", type=int, nargs="+", metavar="N", help="--search: the leaf batch sizes of ucb1 "
+                   "and puct to compare, e.g. 1 4 8 16 (default 1); --train: the training batch (default 256)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=_bench)
 

@@ -44,3 +44,12 @@ def test_shared_data_is_found_and_can_be_overridden(monkeypatch, tmp_path):
     assert (SHARED_DATA / "teacher" / "teacher_s6.hcpe").is_file()  # a clone outside /work finds it too
     monkeypatch.setenv("MESSIAH_DATA", str(tmp_path))
     assert shared_data() == tmp_path
+
+
+def test_search_bench_compares_leaf_batch_sizes():
+    from messiah.bench import bench_search
+
+    figures = bench_search(Evaluator(threads=1, device="cpu"), position_set(limit=2), 0.02, ["alphabeta", "puct"],
+                           (1, 4))
+    assert set(figures) == {"movetime_ms", "bare_score_per_s", "alphabeta batch 1", "puct batch 1", "puct batch 4"}
+    assert all(figures[k]["positions_evaluated_per_s"] > 0 for k in ("puct batch 1", "puct batch 4"))
