@@ -181,6 +181,28 @@ def _ladder(args: argparse.Namespace) -> None:
     print(f"plot: {paths['png']}")
 
 
+def _tune(args: argparse.Namespace) -> None:
+    from messiah.match import parse_options
+    from messiah.tune import Param, TuneConfig, tune
+
+    try:
+        import optuna  # noqa: F401
+    except ImportError:
+        raise SystemExit("messiah tune needs Optuna: pip install 'messiah[tune]'") from None
+    cfg = TuneConfig(params=[Param.parse(p) for p in args.param], trials=args.trials, games=args.games,
+                     byoyomi=args.byoyomi, nodes=args.nodes, jobs=args.jobs,
+                     options={"Threads": "1", **parse_options(args.option)}, out=args.out, seed=args.seed)
+    result = tune(cfg)
+    if args.json:
+        print(json.dumps(result))
+        return
+    wins, losses, draws = result["best_w_l_d"]
+    print(f"{result['trials']} trials; best: trial {result['best_trial']}, {100 * result['best_score']:.1f}% "
+          f"({wins}-{losses}-{draws}) against the defaults")
+    print("\n".join(result["setoption"]))
+    print(f"log: {result['log']}  study: {result['study']}  plot: {result['png']}")
+
+
 def _fit_winrate(args: argparse.Namespace) -> None:
     from messiah.fitwinrate import fit_files
     from messiah.winrate import WinRateScale
@@ -312,6 +334,22 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
     p.add_argument("--out", default="runs/ladder", help="directory for the records, ladder.md/json/png")
     p.set_defaults(func=_ladder)
+
+    p = sub.add_parser("tune", help="tune USI options by matches against the defaults (Optuna TPE, resumable)")
+    p.add_argument("--param", action="append", required=True, metavar="NAME:LOW:HIGH[:int|float][:log]",
+                   help="a USI option to tune and its range; repeatable, e.g. PuctC:50:400 PuctTemperature:10:200:log")
+    p.add_argument("--trials", type=int, default=30, help="finished trials the study should hold (a rerun resumes)")
+    p.add_argument("--games", type=int, default=20, help="games per trial, in colour-swapped pairs")
+    clock = p.add_mutually_exclusive_group()
+    clock.add_argument("--byoyomi", type=int, default=300, help="ms per move for both sides")
+    clock.add_argument("--nodes", type=int, help="a node budget per move for both sides instead of a clock")
+    p.add_argument("--jobs", type=int, default=1, help="games played at once")
+    p.add_argument("--option", action="append", metavar="NAME=VALUE",
+                   help="a USI option of both sides, e.g. Search=puct; repeatable")
+    p.add_argument("--seed", type=int, default=0, help="the sampler's seed and the first trial's openings")
+    p.add_argument("--out", default="runs/tune", help="directory for study.db, trials.csv, tune.png and the games")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.set_defaults(func=_tune)
 
     p = sub.add_parser("fit-winrate", help="fit winrate = sigmoid(a*cp + b) to game results")
     p.add_argument("records", nargs="+", help="CSA records (files or directories of *.csa) and/or hcpe files")

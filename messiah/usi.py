@@ -111,6 +111,7 @@ OPTIONS = {
     "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
     "PuctTemperature": Option("spin", round(1000 * PUCT_TEMPERATURE), 1, 10000),  # softmax(Q / T), T in 1/1000
     "MultiPV": Option("spin", 1, 1, 600),
+    "NodesLimit": Option("spin", 0, 0, 10**9),  # at most this many nodes a move, whatever the clock (0: none)
     "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
     "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
     "ScoreScale": Option("spin", MESSIAH_OPTIONS[0], 1, 100000),  # cp = (logit(winrate) - b) * this
@@ -314,7 +315,10 @@ class UsiEngine:
         budget = think_time(go, board.turn, board.move_number, self.options["ByoyomiMargin"])
         endless = self._infinite or self._pondering
         self._ponder_budget = budget if self._pondering else None
-        limits = Limits(nodes=go.get("nodes"), depth=go.get("depth"), stop=self._stop)
+        nodes = go.get("nodes")
+        if self.options["NodesLimit"]:  # fixed-node matches: the same work per move whatever the machine's load
+            nodes = min(nodes or self.options["NodesLimit"], self.options["NodesLimit"])
+        limits = Limits(nodes=nodes, depth=go.get("depth"), stop=self._stop)
         if not endless:
             limits.minimum, limits.optimum, limits.movetime = budget.minimum, budget.optimum, budget.maximum
             if limits.nodes is None and limits.depth is None and limits.movetime is None:

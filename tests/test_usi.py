@@ -361,3 +361,13 @@ def test_draw_ply_makes_every_line_past_it_a_draw():
     e.handle("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 100")  # lost, but the game ends now
     go(e, "go depth 3")
     assert "score cp " in out[-2] and int(out[-2].split("score cp ")[1].split()[0]) == MESSIAH.to_cp(0.5)
+
+
+def test_nodes_limit_caps_a_timed_search():
+    e, out = engine()
+    e.handle("setoption name NodesLimit value 40")
+    e.handle("setoption name Search value puct")
+    e.handle("position startpos")
+    go(e, "go byoyomi 60000")  # a minute of byoyomi, but 40 playouts
+    nodes = [int(line.split(" nodes ")[1].split()[0]) for line in out if line.startswith("info depth")]
+    assert nodes and max(nodes) <= 40 and len(bestmoves(out)) == 1
