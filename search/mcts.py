@@ -167,8 +167,8 @@ class BanditSearch(Searcher):
             if limits.depth is not None and seldepth >= limits.depth:
                 break  # the tree has reached the asked depth
             want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
-            depth = self._simulate_batch(root, board, want)
-            playouts += want
+            depth, done = self._simulate_batch(root, board, want)
+            playouts += done
             seldepth = max(seldepth, depth)
             if limits.past_optimum(self._stability(root)):
                 break
@@ -202,9 +202,13 @@ class BanditSearch(Searcher):
             return OBVIOUS
         return 1.0 if best == int(np.argmax(root.w / root.n)) else UNSTABLE
 
-    def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> int:
-        """Run ``count`` simulations whose leaves are scored in one forward pass. Returns the deepest ply."""
+    def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> tuple[int, int]:
+        """Run ``count`` simulations whose leaves are scored in one forward pass. A simulation that selects a
+        new leaf another one of the batch has already taken is dropped (python-dlshogi2's QUEUING and
+        DISCARDED): scoring and backing up that leaf twice would count one evaluation as two visits.
+        Returns the deepest ply and the simulations backed up."""
         pending: list[tuple[list[tuple[Node, int]], cshogi.Board | None, float | None]] = []
+        in_flight: set[tuple[int, int]] = set()  # (id(node), child index) of the leaves waiting to be scored
         deepest = 0
         for _ in range(count):
             path: list[tuple[Node, int]] = []
@@ -233,13 +237,18 @@ class BanditSearch(Searcher):
                             child = self._new_node(board, cached, pushed)
                             node.children[move] = child
                             leaf_value = child.value()
-                        else:
+                        elif (id(node), i) not in in_flight:
+                            in_flight.add((id(node), i))
                             leaf_board = board.copy()
                     break
                 node = child
             deepest = max(deepest, pushed)
             for _ in range(pushed):
                 board.pop()
+            if leaf_board is None and leaf_value is None:  # its leaf is in flight: take back the virtual loss
+                for node, i in path:
+                    node.n[i] -= VIRTUAL_LOSS
+                continue
             pending.append((path, leaf_board, leaf_value))
         to_score = [b for _, b, _ in pending if b is not None]
         scored = iter(self.cache.evaluator.score_batch(to_score) if to_score else [])
@@ -249,14 +258,11 @@ class BanditSearch(Searcher):
                 self.cache.evaluations += 1
                 self.cache.put(leaf_board.zobrist_hash(), scores)
                 parent, i = path[-1]
-                move = int(parent.moves[i])
-                child = parent.children.get(move)  # another simulation of this batch may have made it
-                if child is None:
-                    child = self._new_node(leaf_board, scores, len(path))
-                    parent.children[move] = child
+                child = self._new_node(leaf_board, scores, len(path))
+                parent.children[int(parent.moves[i])] = child
                 leaf_value = child.value()
             self._backup(path, leaf_value)
-        return deepest
+        return deepest, len(pending)
 
     def _backup(self, path: list[tuple[Node, int]], leaf_value: float) -> None:
         value = 1.0 - leaf_value  # the leaf's value seen from its parent

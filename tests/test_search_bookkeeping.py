@@ -19,6 +19,7 @@ from search.base import clamp
 NAMES = sorted(SEARCHERS)
 MATE_FILES = ["mate1.tsv", "mate3.tsv", "mate5.tsv"]
 SEARCH_NODES = 60  # the search's own budget; the mates come from df-pn, the nodes' checks and the backups
+HANGING_ROOK = "lnsgkgsnl/7b1/ppppppppp/9/9/2r6/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"  # one move stands out
 
 
 @pytest.fixture(scope="module")
@@ -162,3 +163,30 @@ def test_a_stopped_aspiration_research_reports_no_bound(evaluator):
     assert (result.winrate, result.pv) == (complete.winrate, complete.pv), (searcher.failed, result.winrate)
     assert result.winrate != clamp(searcher.failed[2])
 
+
+def expanded_edges(root) -> list[tuple[float, float, int]]:
+    """(the parent's visit count of the edge, prior visits included; the child's own visits) for every edge
+    to a child node still open (a proven child is not entered: its visits stay at the parent)."""
+    edges, stack = [], [root]
+    while stack:
+        node = stack.pop()
+        for i, move in enumerate(node.moves):
+            child = node.children.get(int(move))
+            if child is not None and child.terminal is None:
+                edges.append((float(node.n[i]), child.visits))
+                stack.append(child)
+    return edges
+
+
+@pytest.mark.parametrize("name", ["ucb1", "puct"])
+def test_a_batch_backs_each_new_leaf_up_once(evaluator, name):
+    """Large batches from a position with few good moves make several simulations of one batch select the
+    same new leaf. Each leaf is one evaluation and one visit: an edge's count is its prior visits, the visit
+    that made the child, and the child's own visits; no virtual loss is left behind."""
+    searcher = make_searcher(name, evaluator, mate_nodes=0, batch_size=32)
+    board = cshogi.Board(HANGING_ROOK)
+    result = searcher.search(board, Limits(nodes=256))
+    root = searcher.root
+    assert root.visits == result.nodes
+    wrong = [(n, visits) for n, visits in expanded_edges(root) if n != searcher.prior_visits + 1 + visits]
+    assert not wrong, wrong[:5]
