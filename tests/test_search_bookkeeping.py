@@ -9,9 +9,9 @@ import threading
 
 import cshogi
 import pytest
+from test_search import problems
 
 from messiah.evaluator import Evaluator
-from messiah.paths import SHARED_DATA
 from search import SEARCHERS, Limits, SearchResult, make_searcher
 from search.alphabeta import AlphaBeta
 from search.base import clamp
@@ -25,11 +25,6 @@ HANGING_ROOK = "lnsgkgsnl/7b1/ppppppppp/9/9/2r6/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
 @pytest.fixture(scope="module")
 def evaluator():
     return Evaluator(threads=1, device="cpu")
-
-
-def problems(name: str) -> list[tuple[str, int, list[str]]]:
-    rows = [line.split("\t") for line in (SHARED_DATA / "mates" / name).read_text().splitlines() if line.strip()]
-    return [(sfen, int(length), solution.split()) for sfen, length, solution in rows]
 
 
 def mate_line_error(sfen: str, mate: int, pv: list[str]) -> str | None:
@@ -56,9 +51,9 @@ def reported_mates(report: SearchResult) -> list[tuple[int, list[str]]]:
     return [(mate, [cshogi.move_to_usi(m) for m in pv]) for _, mate, pv in lines if mate is not None]
 
 
-def search_reported(searcher, sfen: str, limits: Limits) -> tuple[SearchResult, list[SearchResult]]:
-    """The result of one search and its info reports; the result must be among them (what the engine
-    plays is what it said)."""
+def checked_search(searcher, sfen: str, limits: Limits) -> tuple[SearchResult, list[tuple]]:
+    """The result of one search and what is wrong with the mates its info reports state. The result must
+    be among the reports (what the engine plays, it has said)."""
     board = cshogi.Board(sfen)
     reports: list[SearchResult] = []
     result = searcher.search(board, limits, reports.append)
@@ -66,7 +61,8 @@ def search_reported(searcher, sfen: str, limits: Limits) -> tuple[SearchResult, 
     assert reports, f"no info report for {sfen}"
     last = reports[-1]
     assert (last.bestmove, last.mate, last.pv) == (result.bestmove, result.mate, result.pv), sfen
-    return result, reports
+    errors = [(sfen, mate, pv, mate_line_error(sfen, mate, pv)) for r in reports for mate, pv in reported_mates(r)]
+    return result, [error for error in errors if error[-1] is not None]
 
 
 def views(sfen: str, solution: list[str]) -> list[tuple[str, str]]:
@@ -87,12 +83,8 @@ def test_reported_mates_are_real_lines(evaluator, name, file, mate_nodes):
     bad = []
     for sfen, length, solution in problems(file):
         for view, position in views(sfen, solution):
-            result, reports = search_reported(searcher, position, Limits(nodes=SEARCH_NODES))
-            for report in reports:
-                for mate, pv in reported_mates(report):
-                    error = mate_line_error(position, mate, pv)
-                    if error:
-                        bad.append((view, position, mate, pv, error))
+            result, errors = checked_search(searcher, position, Limits(nodes=SEARCH_NODES))
+            bad += errors
             if view == "defender" and length == 3:
                 assert result.mate == -(length - 1), (name, position, result.mate, result.pv_usi)
     assert not bad, bad[:5]
@@ -104,15 +96,8 @@ def test_multipv_mate_lines_are_real(evaluator, name):
     line of that length."""
     searcher = make_searcher(name, evaluator, mate_nodes=0)
     searcher.multipv = 3
-    bad = []
-    for sfen, _, solution in problems("mate3.tsv")[::4]:
-        for view, position in views(sfen, solution):
-            _, reports = search_reported(searcher, position, Limits(nodes=SEARCH_NODES))
-            for report in reports:
-                for mate, pv in reported_mates(report):
-                    error = mate_line_error(position, mate, pv)
-                    if error:
-                        bad.append((view, position, mate, pv, error))
+    bad = [error for sfen, _, solution in problems("mate3.tsv")[::4] for _, position in views(sfen, solution)
+           for error in checked_search(searcher, position, Limits(nodes=SEARCH_NODES))[1]]
     assert not bad, bad[:5]
 
 
