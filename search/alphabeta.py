@@ -6,13 +6,16 @@ no visit to its children: its value is the best Q. A depth-d search calls the ne
 
 - iterative deepening with aspiration windows around the previous iteration's value;
 - a transposition table keyed by cshogi's zobrist hash (size-limited, least recently written out first) whose
-  best move is searched first; the other moves go in order of Q;
+  best move is searched first; the other moves go in order of Q. It is kept between moves, so mate
+  distances in it count from the node, not from the root of the search that wrote them;
 - principal variation search: moves after the first get a null window, and late quiet moves are
   reduced by a ply (re-searched at full depth when they beat alpha);
 - at the horizon, the best moves by Q that capture or check are verified by one more forward pass
   (a short quiescence): Q of a capture often misses the recapture;
 - mate in one by cshogi at every interior node, df-pn at the root; repetition, perpetual check and
-  entering-king rules through cshogi (see :func:`search.base.terminal_value`).
+  entering-king rules through cshogi (see :func:`search.base.terminal_value`);
+- the principal variation is the line that gave the root's value (a triangular PV table), so that a mate
+  score comes with its mating line.
 """
 
 from __future__ import annotations

@@ -4,9 +4,9 @@ A node is a position the evaluator has scored: each child (legal move) starts fr
 been visited ``prior_visits`` times, so the tree is shaped by the network before any backup arrives. A
 simulation descends by the selection rule to a child that has no node yet, scores that child's position
 (one forward pass, which also values the leaf: its best Q), and backs the value up with the negamax flip
-(``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss and scored in one
-forward pass, which feeds a GPU full batches. The tree is kept between moves: a later search from a
-position two plies (or more) down the previous root's tree reuses that subtree.
+(``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss (each new leaf
+once) and scored in one forward pass, which feeds a GPU full batches. The tree is kept between moves: a
+later search from a position two plies (or more) down the previous root's tree reuses that subtree.
 
 - UCB1: argmax mean + c * sqrt(ln N / n) (the method's multi-armed bandit search);
 - PUCT: argmax mean + c * P * sqrt(N) / (1 + n) with P = softmax(Q / temperature), the move scores used
