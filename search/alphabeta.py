@@ -6,13 +6,16 @@ no visit to its children: its value is the best Q. A depth-d search calls the ne
 
 - iterative deepening with aspiration windows around the previous iteration's value;
 - a transposition table keyed by cshogi's zobrist hash (size-limited, least recently written out first) whose
-  best move is searched first; the other moves go in order of Q;
+  best move is searched first; the other moves go in order of Q. It is kept between moves, so mate
+  distances in it count from the node, not from the root of the search that wrote them;
 - principal variation search: moves after the first get a null window, and late quiet moves are
   reduced by a ply (re-searched at full depth when they beat alpha);
 - at the horizon, the best moves by Q that capture or check are verified by one more forward pass
   (a short quiescence): Q of a capture often misses the recapture;
 - mate in one by cshogi at every interior node, df-pn at the root; repetition, perpetual check and
-  entering-king rules through cshogi (see :func:`search.base.terminal_value`).
+  entering-king rules through cshogi (see :func:`search.base.terminal_value`);
+- the principal variation is the line that gave the root's value (a triangular PV table), so that a mate
+  score comes with its mating line.
 """
 
 from __future__ import annotations
@@ -26,6 +29,8 @@ from messiah.evaluator import Evaluator
 from search.base import (
     DRAW,
     MATE,
+    MATE_STEP,
+    MAX_PLY,
     OBVIOUS,
     REPETITION_LOOKBACK,
     REPETITION_VALUE,
@@ -35,6 +40,7 @@ from search.base import (
     Searcher,
     SearchResult,
     clamp,
+    is_proven,
     mate_in_one,
     mate_plies,
     terminal_value,
@@ -49,6 +55,22 @@ VERIFY_MOVES = 3  # captures/checks at the horizon verified by one more forward 
 OBVIOUS_GAP = 0.15  # Q lead of the best root move over the second that makes it obvious (with no changes)
 DEFAULT_DEPTH = 3  # when no limit is given at all
 MAX_DEPTH = 64
+
+
+def value_to_tt(value: float, ply: int) -> float:
+    """``value`` at ``ply`` as the table keeps it: a proven result counted from the node, not from the root,
+    so that the entry holds wherever the position recurs, in this search or a later one (Stockfish's
+    value_to_tt)."""
+    if not is_proven(value):
+        return value
+    return value + ply * MATE_STEP if value > 1.0 else value - ply * MATE_STEP
+
+
+def value_from_tt(value: float, ply: int) -> float:
+    """A table value read at ``ply``: a proven result counted from the root again."""
+    if not is_proven(value):
+        return value
+    return value - ply * MATE_STEP if value > 1.0 else value + ply * MATE_STEP
 
 
 class _Abort(Exception):
@@ -73,7 +95,10 @@ class AlphaBeta(Searcher):
         self.quiescence = quiescence
         self.tt: dict[int, _Entry] = {}
         self.exclude: set[int] = set()
-        self.root_best: tuple[float, int] | None = None
+        # the best root move of the pass in progress that beat alpha: its value and line
+        self.root_best: tuple[float, list[int]] | None = None
+        # the principal variation below each ply of the node being searched (a triangular PV table)
+        self.pv: list[list[int]] = [[] for _ in range(MAX_PLY + 2)]
 
     def new_game(self) -> None:
         super().new_game()
@@ -84,7 +109,7 @@ class AlphaBeta(Searcher):
         return min(1000, len(self.tt) * 1000 // self.hash_entries)
 
     def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
-        trivial = self._trivial(board, limits)
+        trivial = self._trivial(board, limits, info)
         if trivial is not None:
             return trivial
         self.limits, self.nodes, self.seldepth = limits, 0, 0
@@ -112,11 +137,12 @@ class AlphaBeta(Searcher):
             try:
                 for k in range(count):
                     exclude = {p[0] for _, p in found}
-                    value, move = self._search_root(board, depth, lines[k][0] if k < len(lines) else None, exclude)
-                    found.append((value, self._pv(board, move, depth)))
+                    value, line = self._search_root(board, depth, lines[k][0] if k < len(lines) else None, exclude)
+                    found.append((value, self._pv(board, line, value, depth)))
             except _Abort:
-                if self.root_best is not None:  # the line's first move was searched: it is sound
-                    found.append((self.root_best[0], self._pv(board, self.root_best[1], depth)))
+                if self.root_best is not None:  # a move beat alpha in the pass that was stopped: it is sound
+                    value, line = self.root_best
+                    found.append((value, self._pv(board, line, value, depth)))
                 if found:  # lines this iteration did not reach keep the previous iteration's values
                     rest = [line for line in lines if line[1][0] not in {p[0] for _, p in found}]
                     lines = sorted(found, key=lambda x: -x[0]) + rest[: count - len(found)]
@@ -136,27 +162,33 @@ class AlphaBeta(Searcher):
         return result()
 
     def _search_root(self, board: cshogi.Board, depth: int, guess: float | None,
-                     exclude: set[int]) -> tuple[float, int]:
+                     exclude: set[int]) -> tuple[float, list[int]]:
         """One root search to ``depth`` over the moves not in ``exclude``, in an aspiration window around
-        ``guess``: its value and best move."""
-        self.root_best, self.exclude = None, exclude
+        ``guess``: its value and principal variation. A pass that fails low or high gives only a bound,
+        so what it found is forgotten before the re-search: a stop during that re-search must not report
+        the bound as the line's value."""
+        self.exclude = exclude
         alpha, beta = (guess - ASPIRATION, guess + ASPIRATION) if guess is not None else (-MATE, MATE)
         while True:
+            self.root_best = None
             v = self._negamax(board, depth, alpha, beta, 0)
             if v <= alpha:
                 alpha = -MATE
             elif v >= beta:
                 beta = MATE
             else:
-                return v, self.root_best[1]
+                return v, self.pv[0]
 
     def _check_limits(self) -> None:
         if self.limits.out_of_time() or (self.limits.nodes is not None and self.nodes >= self.limits.nodes):
             raise _Abort
 
     def _negamax(self, board: cshogi.Board, depth: int, alpha: float, beta: float, ply: int) -> float:
+        """The value of ``board`` searched to ``depth`` in the window (alpha, beta); a value inside the window
+        leaves its line in ``self.pv[ply]``."""
         self.nodes += 1
         self.seldepth = max(self.seldepth, ply)
+        self.pv[ply] = []
         if ply > 0:
             self._check_limits()
             ended = terminal_value(board, ply, self.draw_ply)
@@ -165,12 +197,15 @@ class AlphaBeta(Searcher):
         key = board.zobrist_hash()
         entry = self.tt.get(key)
         if entry is not None and entry.depth >= depth and ply > 0:
-            if entry.flag == EXACT or (entry.flag == LOWER and entry.value >= beta) or (
-                entry.flag == UPPER and entry.value <= alpha
-            ):
-                return entry.value
+            value = value_from_tt(entry.value, ply)
+            if (entry.flag == EXACT or (entry.flag == LOWER and value >= beta) or (
+                entry.flag == UPPER and value <= alpha
+            )) and self._table_line(board, entry.value, alpha < value < beta, ply):
+                return value
         scores = self.cache.get(board)
-        if ply > 0 and mate_in_one(board):
+        mate = mate_in_one(board) if ply > 0 else 0
+        if mate:
+            self.pv[ply] = [mate]
             return win_in(ply + 1)
         if depth <= 1:
             if self.draw_ply and board.move_number >= self.draw_ply:
@@ -199,21 +234,54 @@ class AlphaBeta(Searcher):
                 board.pop()
             if v > best:
                 best, best_move = v, m
-                if ply == 0 and (i == 0 or v > alpha):
-                    self.root_best = (v, m)
-            alpha = max(alpha, v)
+            if v > alpha:
+                self.pv[ply] = [m] + self.pv[ply + 1]
+                if ply == 0:
+                    self.root_best = (v, self.pv[0])
+                alpha = v
             if alpha >= beta:
                 break
         flag = UPPER if best <= alpha0 else LOWER if best >= beta else EXACT
         if ply > 0 or not self.exclude:  # a root value without its best moves is not the root's value
-            self._store(key, _Entry(depth, best, flag, best_move))
+            self._store(key, _Entry(depth, value_to_tt(best, ply), flag, best_move))
         return best
+
+    def _table_line(self, board: cshogi.Board, stored: float, exact: bool, ply: int) -> bool:
+        """Whether a table cutoff at ``ply`` may be taken, leaving its line in ``self.pv[ply]``. Only a value
+        inside the window (``exact``) becomes part of a principal variation; a proven one may then be taken
+        only when the table shows its mate, as a line of the stored length (``stored`` counts from the node).
+        Other lines are cut here and continued from the table when the root's PV is printed."""
+        if not exact or not is_proven(stored):
+            return True
+        line = self._mate_line(board, mate_plies(stored))
+        if line is not None:
+            self.pv[ply] = line
+        return line is not None
+
+    def _mate_line(self, board: cshogi.Board, plies: int) -> list[int] | None:
+        """The table's line of a mate in ``plies`` from ``board`` (negative: the side to move is mated),
+        replayed to check it: legal moves, the last a mate in one, the side to move mated after exactly
+        ``abs(plies)`` of them. None when the table does not hold such a line."""
+        line: list[int] = []
+        try:
+            for left in range(abs(plies), 0, -1):
+                entry = self.tt.get(board.zobrist_hash())
+                move = mate_in_one(board) if left == 1 else entry.move if entry is not None else 0
+                if not move or move not in set(board.legal_moves):
+                    return None
+                board.push(move)
+                line.append(move)
+            return line if board.is_game_over() else None
+        finally:
+            for _ in line:
+                board.pop()
 
     def _horizon(self, board: cshogi.Board, moves: np.ndarray, q: np.ndarray, ply: int) -> float:
         """Value of a node at depth 1: the best Q of its moves, taken in Q order. A move that repeats a
         position gets the repetition's value; the first ``VERIFY_MOVES`` captures and checks get the value
-        of one more forward pass. The loop ends when no remaining Q can beat the best value so far."""
-        best, verified = -MATE, 0
+        of one more forward pass. The loop ends when no remaining Q can beat the best value so far. The best
+        move is the node's line."""
+        best, best_move, verified = -MATE, 0, 0
         for i in np.argsort(-q, kind="stable"):
             value = float(q[i])
             if value <= best:
@@ -232,7 +300,9 @@ class AlphaBeta(Searcher):
                     value = 1.0 - float(reply.q.max()) if len(reply.q) else win_in(ply + 1)
             finally:
                 board.pop()
-            best = max(best, value)
+            if value > best:
+                best, best_move = value, m
+        self.pv[ply] = [best_move] if best_move else []
         return best
 
     def _store(self, key: int, entry: _Entry) -> None:
@@ -241,12 +311,17 @@ class AlphaBeta(Searcher):
         if len(self.tt) > self.hash_entries:
             del self.tt[next(iter(self.tt))]
 
-    def _pv(self, board: cshogi.Board, first: int, depth: int) -> list[int]:
-        """The principal variation: the first move, then the table's best moves while they are legal."""
-        pv, pushed = [first], 0
-        board.push(first)
-        pushed += 1
-        seen = {board.zobrist_hash()}
+    def _pv(self, board: cshogi.Board, line: list[int], value: float, depth: int) -> list[int]:
+        """The principal variation of a root search's ``line`` and ``value``. A proven value's line is its
+        mate, complete as it is; another is continued with the table's best moves (and a horizon node's best
+        Q) while they are legal, up to ``depth`` moves, past where a table cutoff ended it."""
+        if is_proven(value) or len(line) >= depth:
+            return line
+        pv, pushed, seen = list(line), 0, set()
+        for move in line:
+            board.push(move)
+            pushed += 1
+            seen.add(board.zobrist_hash())
         while len(pv) < depth:
             entry = self.tt.get(board.zobrist_hash())
             scores = self.cache.peek(board)

@@ -213,7 +213,15 @@ class Searcher(ABC):
     def new_game(self) -> None:
         self.cache.clear()
 
-    def _trivial(self, board: cshogi.Board, limits: Limits) -> SearchResult | None:
+    def _trivial(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult | None:
+        """The result without searching, if there is one; a move found so is reported through ``info`` like
+        any other (what the engine plays, it has said)."""
+        result = self._settled(board, limits)
+        if result is not None and result.bestmove and info is not None:
+            info(result)
+        return result
+
+    def _settled(self, board: cshogi.Board, limits: Limits) -> SearchResult | None:
         """The result without searching: no legal move, a forced mate, or the only legal move in a timed
         game."""
         start_evals = self.cache.evaluations

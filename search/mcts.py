@@ -4,9 +4,9 @@ A node is a position the evaluator has scored: each child (legal move) starts fr
 been visited ``prior_visits`` times, so the tree is shaped by the network before any backup arrives. A
 simulation descends by the selection rule to a child that has no node yet, scores that child's position
 (one forward pass, which also values the leaf: its best Q), and backs the value up with the negamax flip
-(``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss and scored in one
-forward pass, which feeds a GPU full batches. The tree is kept between moves: a later search from a
-position two plies (or more) down the previous root's tree reuses that subtree.
+(``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss (each new leaf
+once) and scored in one forward pass, which feeds a GPU full batches. The tree is kept between moves: a
+later search from a position two plies (or more) down the previous root's tree reuses that subtree.
 
 - UCB1: argmax mean + c * sqrt(ln N / n) (the method's multi-armed bandit search);
 - PUCT: argmax mean + c * P * sqrt(N) / (1 + n) with P = softmax(Q / temperature), the move scores used
@@ -40,6 +40,7 @@ from search.base import (
 DEFAULT_NODES = 800  # playouts when no limit is given
 LEAF_MATE_NODES = 64  # df-pn budget at each new node: ~60 us, a sixth of a forward pass on a CPU
 INFO_EVERY = 0.5  # seconds between progress reports
+MAX_PV = 64  # moves of a principal variation
 VIRTUAL_LOSS = 1
 UCB1_C = 0.3  # exploration constants and PUCT's prior temperature (win-rate units), tuned in matches
 PUCT_C = 1.5
@@ -50,14 +51,16 @@ OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included
 class Node:
     """A scored position. Per child: total value W and visits N from this node's side to move."""
 
-    __slots__ = ("key", "moves", "q", "prior", "w", "n", "children", "visits", "terminal", "plies")
+    __slots__ = ("key", "moves", "q", "prior", "w", "n", "children", "visits", "terminal", "plies", "mate")
 
     def __init__(self, key: int, scores: MoveScores | None, prior_visits: float, terminal: float | None = None):
         self.key = key
         # The value for the side to move when it is known for certain: the game ended here, or a proof
-        # (1 win / 0 loss) came up from the children. ``plies`` is then the distance to the mate.
+        # (1 win / 0 loss) came up from the children. ``plies`` is then the distance to the mate, counted
+        # from this node (so it holds when the tree is reused from a later root).
         self.terminal = terminal
         self.plies = 0
+        self.mate: list[int] | None = None  # the mating line when the win was proven as the node was made
         self.children: dict[int, Node] = {}
         self.visits = 0
         if scores is None:
@@ -107,15 +110,16 @@ class BanditSearch(Searcher):
         if len(node.moves) == 0:
             node.terminal = 0.0  # mated (tree values stay win rates so that they average)
         elif not board.is_check() and has_opponent_king(board):
-            mate, plies = mate_in_one(board), 1
+            mate = mate_in_one(board)
+            line = [mate] if mate else []
             if not mate and self.leaf_dfpn is not None and self.leaf_dfpn.search(board):
-                mate, plies = self.leaf_dfpn.get_move(board), len(self.leaf_dfpn.get_pv(board))
+                line = [int(m) for m in self.leaf_dfpn.get_pv(board)]
             # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
-            hit = np.flatnonzero((node.moves & 0xFFFF) == (mate & 0xFFFF)) if mate else []
+            hit = np.flatnonzero((node.moves & 0xFFFF) == (line[0] & 0xFFFF)) if line else []
             if len(hit):  # a proven win: the mating move's Q is 1, and the node needs no deeper search
                 i = int(hit[0])
                 node.q[i], node.w[i] = 1.0, self.prior_visits
-                node.terminal, node.plies = 1.0, plies
+                node.terminal, node.plies, node.mate = 1.0, len(line), [int(node.moves[i])] + line[1:]
         self.scores_to_prior(node)
         return node
 
@@ -132,7 +136,7 @@ class BanditSearch(Searcher):
         return None
 
     def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
-        trivial = self._trivial(board, limits)
+        trivial = self._trivial(board, limits, info)
         if trivial is not None:
             return trivial
         evals0 = self.cache.evaluations
@@ -163,8 +167,8 @@ class BanditSearch(Searcher):
             if limits.depth is not None and seldepth >= limits.depth:
                 break  # the tree has reached the asked depth
             want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
-            depth = self._simulate_batch(root, board, want)
-            playouts += want
+            depth, done = self._simulate_batch(root, board, want)
+            playouts += done
             seldepth = max(seldepth, depth)
             if limits.past_optimum(self._stability(root)):
                 break
@@ -198,9 +202,13 @@ class BanditSearch(Searcher):
             return OBVIOUS
         return 1.0 if best == int(np.argmax(root.w / root.n)) else UNSTABLE
 
-    def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> int:
-        """Run ``count`` simulations whose leaves are scored in one forward pass. Returns the deepest ply."""
+    def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> tuple[int, int]:
+        """Run ``count`` simulations whose leaves are scored in one forward pass. A simulation that selects a
+        new leaf another one of the batch has already taken is dropped (python-dlshogi2's QUEUING and
+        DISCARDED): scoring and backing up that leaf twice would count one evaluation as two visits.
+        Returns the deepest ply and the simulations backed up."""
         pending: list[tuple[list[tuple[Node, int]], cshogi.Board | None, float | None]] = []
+        in_flight: set[tuple[int, int]] = set()  # (id(node), child index) of the leaves waiting to be scored
         deepest = 0
         for _ in range(count):
             path: list[tuple[Node, int]] = []
@@ -229,13 +237,18 @@ class BanditSearch(Searcher):
                             child = self._new_node(board, cached, pushed)
                             node.children[move] = child
                             leaf_value = child.value()
-                        else:
+                        elif (id(node), i) not in in_flight:
+                            in_flight.add((id(node), i))
                             leaf_board = board.copy()
                     break
                 node = child
             deepest = max(deepest, pushed)
             for _ in range(pushed):
                 board.pop()
+            if leaf_board is None and leaf_value is None:  # its leaf is in flight: take back the virtual loss
+                for node, i in path:
+                    node.n[i] -= VIRTUAL_LOSS
+                continue
             pending.append((path, leaf_board, leaf_value))
         to_score = [b for _, b, _ in pending if b is not None]
         scored = iter(self.cache.evaluator.score_batch(to_score) if to_score else [])
@@ -245,14 +258,11 @@ class BanditSearch(Searcher):
                 self.cache.evaluations += 1
                 self.cache.put(leaf_board.zobrist_hash(), scores)
                 parent, i = path[-1]
-                move = int(parent.moves[i])
-                child = parent.children.get(move)  # another simulation of this batch may have made it
-                if child is None:
-                    child = self._new_node(leaf_board, scores, len(path))
-                    parent.children[move] = child
+                child = self._new_node(leaf_board, scores, len(path))
+                parent.children[int(parent.moves[i])] = child
                 leaf_value = child.value()
             self._backup(path, leaf_value)
-        return deepest
+        return deepest, len(pending)
 
     def _backup(self, path: list[tuple[Node, int]], leaf_value: float) -> None:
         value = 1.0 - leaf_value  # the leaf's value seen from its parent
@@ -266,32 +276,42 @@ class BanditSearch(Searcher):
     @staticmethod
     def _prove(node: Node, child: Node | None) -> None:
         """MCTS-Solver: a move to a position lost for the opponent proves a win; a node whose every move
-        leads to a position won for the opponent is lost."""
-        if node.terminal is not None or child is None or child.terminal not in (0.0, 1.0):
+        leads to a position won for the opponent is lost. The distance is the quickest win known, or the
+        longest defence: the length of the line that :meth:`_proof_line` shows."""
+        if child is None or child.terminal not in (0.0, 1.0):
             return
-        if child.terminal == 0.0:
-            node.terminal, node.plies = 1.0, child.plies + 1
+        wins = [c.plies + 1 for c in node.children.values() if c.terminal == 0.0]
+        wins += [len(node.mate)] if node.mate else []
+        if wins:
+            node.terminal, node.plies = 1.0, min(wins)
         elif len(node.children) == len(node.moves) and all(c.terminal == 1.0 for c in node.children.values()):
             node.terminal, node.plies = 0.0, max(c.plies for c in node.children.values()) + 1
 
     def _pv(self, root: Node) -> list[int]:
-        """The most visited line; through a proven node, its quickest win or longest defence."""
+        """The most visited line, up to a proven node; from there the proof's line."""
         pv, node = [], root
-        while node is not None and len(node.moves) and len(pv) < 64:
-            move = self._best_child(node)
-            pv.append(move)
-            node = node.children.get(move)
+        while node is not None and len(node.moves) and len(pv) < MAX_PV:
+            if node.terminal in (0.0, 1.0):
+                return pv + self._proof_line(node)
+            i = int(np.argmax(node.n + 1e-6 * node.w / np.maximum(node.n, 1e-9)))
+            pv.append(int(node.moves[i]))
+            node = node.children.get(pv[-1])
         return pv
 
     @staticmethod
-    def _best_child(node: Node) -> int:
-        if node.terminal in (0.0, 1.0) and node.children:
+    def _proof_line(node: Node) -> list[int]:
+        """A proven node's line of exactly ``node.plies`` moves, ending in mate: through the child one ply
+        nearer the end (the quickest win, the longest defence), or the mate found as the node was made."""
+        line: list[int] = []
+        while node.plies:
             want = 0.0 if node.terminal == 1.0 else 1.0
-            proven = [(c.plies, m) for m, c in node.children.items() if c.terminal == want]
-            if proven:
-                return (min if want == 0.0 else max)(proven)[1]
-        i = int(np.argmax(node.n + 1e-6 * node.w / np.maximum(node.n, 1e-9)))
-        return int(node.moves[i])
+            step = next((m for m, c in node.children.items() if c.terminal == want and c.plies == node.plies - 1),
+                        None)
+            if step is None:
+                return line + (node.mate or [])
+            line.append(step)
+            node = node.children[step]
+        return line
 
 
 class Ucb1(BanditSearch):
