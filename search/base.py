@@ -192,7 +192,7 @@ def root_mate(board: cshogi.Board, max_nodes: int) -> list[int] | None:
     dfpn.set_max_search_node(max_nodes)
     if not dfpn.search(board):
         return None
-    return list(dfpn.get_pv(board)) or [dfpn.get_move(board)]
+    return list(dfpn.get_pv(board)) or None  # a proof without its line is no mate we can report
 
 
 class Searcher(ABC):
