@@ -316,7 +316,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "(default: ../shared/data/openings/records2016_10818.sfen)")
     p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
     p.add_argument("--sprt", type=elo_pair, metavar="ELO0,ELO1", help="stop as soon as a sequential probability "
-                   "ratio test (pentanomial GSPRT, alpha = beta = 0.05) accepts elo0 or elo1; --games is the most")
+                   "ratio test (pentanomial GSPRT, alpha = beta = 0.05) accepts elo0 or elo1; --games is the most; "
+                   "write --sprt=-30,30 when elo0 is negative")
     p.add_argument("--draw", type=int, default=320, help="a game still going at this ply is a draw")
     p.add_argument("--out", default="runs/match", help="directory for the CSA records and match.log")
     p.add_argument("--json", action="store_true", help="print the summary and the records as one JSON object")
