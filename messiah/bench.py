@@ -269,7 +269,7 @@ def bench_clock(engine: str, clock: dict[str, int], plies: int, options: dict[st
             usi = players[side]
             usi.position(moves)
             start = time.perf_counter()
-            best, _ = usi.go(btime=left[0] if main else None, wtime=left[1] if main else None,
+            best, _ = usi.go(btime=round(left[0]) if main else None, wtime=round(left[1]) if main else None,
                              byoyomi=byoyomi or None, binc=inc or None, winc=inc or None)
             ms = (time.perf_counter() - start) * 1000
             spent.append(ms)
