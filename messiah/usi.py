@@ -122,8 +122,10 @@ CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, i
 
 # Time management (sudden death, Fischer, main time before byoyomi), after YaneuraOu's and Stockfish's:
 # the main time left is shared over the moves the game is still expected to last.
-GAME_PLY_HORIZON = 160  # plies by which most games are decided (messiah's self-play games average ~120)
-MIN_MOVES_TO_GO = 16  # past the horizon a move takes at most 1/16 of what is left, so the clock never runs out
+# Plies by which nearly every game is decided: messiah's games average 107-118 plies, and a move takes 1.5-2
+# shares on average (hard moves stretch), so the horizon lies well past the average game.
+GAME_PLY_HORIZON = 200
+MIN_MOVES_TO_GO = 20  # past the horizon a move takes about 1/20 of what is left, so the clock never runs out
 MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
 
 

@@ -105,6 +105,10 @@ class Limits:
         return self.optimum is not None and self.elapsed() >= max(self.minimum, self.optimum * factor)
 
 
+# The root's df-pn in a timed move: cshogi's df-pn searches about 250k nodes a second on one core here.
+DFPN_NODES_PER_SECOND = 200_000
+ROOT_MATE_SHARE = 0.2  # of a timed move's normal time at most
+
 # Time-management factors applied to Limits.optimum.
 OBVIOUS = 0.4  # the best move has not changed and is far ahead of the rest
 UNSTABLE = 2.0  # the best move changed in the last iteration(s)
@@ -213,6 +217,14 @@ class Searcher(ABC):
     def new_game(self) -> None:
         self.cache.clear()
 
+    def root_mate_nodes(self, limits: Limits) -> int:
+        """df-pn nodes for the root: ``mate_nodes``, but in a timed move never more than ROOT_MATE_SHARE of
+        its time (df-pn cannot be interrupted; a fixed budget drained a short clock move by move)."""
+        seconds = limits.optimum if limits.optimum is not None else limits.movetime
+        if seconds is None:
+            return self.mate_nodes
+        return min(self.mate_nodes, int(ROOT_MATE_SHARE * seconds * DFPN_NODES_PER_SECOND))
+
     def _trivial(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult | None:
         """The result without searching, if there is one; a move found so is reported through ``info`` like
         any other (what the engine plays, it has said)."""
@@ -235,7 +247,7 @@ class Searcher(ABC):
                 return SearchResult(legal[0], self.cache.get(board).value(), None, legal, 1, 1, 1,
                                     self.cache.evaluations - start_evals, limits.elapsed())
         mate1 = mate_in_one(board)
-        pv = [mate1] if mate1 else root_mate(board, self.mate_nodes)
+        pv = [mate1] if mate1 else root_mate(board, self.root_mate_nodes(limits))
         if pv:
             return SearchResult(pv[0], 1.0, len(pv), pv, 1, len(pv), len(pv),
                                 self.cache.evaluations - start_evals, limits.elapsed())
