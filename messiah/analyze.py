@@ -10,6 +10,7 @@ import numpy as np
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.picture import MovePicture
 from messiah.position import PositionError, parse_position
+from search import DEFAULT_SEARCH
 from search.base import SearchResult
 
 
@@ -63,7 +64,7 @@ class Analysis:
         }
 
 
-def search_board(board: cshogi.Board, evaluator: Evaluator, search: str = "alphabeta", nodes: int | None = None,
+def search_board(board: cshogi.Board, evaluator: Evaluator, search: str = DEFAULT_SEARCH, nodes: int | None = None,
                  movetime: int | None = None, depth: int | None = None) -> Analysis:
     """Score every legal move of ``board`` and search it within the limits (movetime in milliseconds)."""
     from search import Limits, make_searcher
@@ -74,7 +75,7 @@ def search_board(board: cshogi.Board, evaluator: Evaluator, search: str = "alpha
     return Analysis(board.copy(), search, scores, result)
 
 
-def analyze_position(position: str, search: str = "alphabeta", nodes: int | None = None,
+def analyze_position(position: str, search: str = DEFAULT_SEARCH, nodes: int | None = None,
                      movetime: int | None = None, depth: int | None = None, model: str | None = None,
                      threads: int = 1) -> Analysis:
     """The analysis of ``position`` (an sfen or a USI position string). In Jupyter it shows its picture::
@@ -86,7 +87,7 @@ def analyze_position(position: str, search: str = "alphabeta", nodes: int | None
     return search_board(board, Evaluator(model, threads=threads), search, nodes, movetime, depth)
 
 
-def analyze(position: str, search: str = "alphabeta", nodes: int | None = None, movetime: int | None = None,
+def analyze(position: str, search: str = DEFAULT_SEARCH, nodes: int | None = None, movetime: int | None = None,
             depth: int | None = None, model: str | None = None, threads: int = 1) -> dict:
     """The search result and all legal moves with Q (best first) for ``position``: an sfen, or a USI
     position string (``startpos moves ...`` / ``sfen ... moves ...``)."""

@@ -24,7 +24,7 @@ from tqdm import tqdm
 
 from messiah.evaluator import Evaluator
 from messiah.winrate import MESSIAH
-from search import Limits, make_searcher
+from search import DEFAULT_SEARCH, Limits, make_searcher
 
 MARKS = ("▲", "△")  # black, white: the KIF symbols (the shogi ☗☖ are not in KIF's Shift_JIS)
 # cshogi's CSA end-of-game codes that KIF.Exporter.end can write.
@@ -127,7 +127,7 @@ class GameAnalysis:
         return rows
 
 
-def annotate_record(record: Record, evaluator: Evaluator, search: str = "alphabeta", movetime: int | None = None,
+def annotate_record(record: Record, evaluator: Evaluator, search: str = DEFAULT_SEARCH, movetime: int | None = None,
                     nodes: int | None = None, threshold: float = 0.1, progress: bool = True) -> GameAnalysis:
     """Search every position of ``record`` (movetime in milliseconds, or nodes) and note every move."""
     searcher = make_searcher(search, evaluator)

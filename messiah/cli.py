@@ -263,7 +263,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("analyze", help="search a position and print every legal move's Q")
     p.add_argument("position", nargs="+", help="an sfen, or 'startpos moves ...' / 'sfen ... moves ...'")
-    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search to run")
+    p.add_argument("--search", default="puct", choices=["puct", "alphabeta", "ucb1"], help="the search to run")
     limit = p.add_mutually_exclusive_group()
     limit.add_argument("--nodes", type=positive, help="search this many nodes")
     limit.add_argument("--movetime", type=positive, help="search this many milliseconds")
@@ -284,7 +284,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--threshold", type=float, default=0.1, help="win rate a move must lose to be a mistake")
     p.add_argument("--out", help="write the game with a comment under each move to this KIF (.kif or .kifu)")
     p.add_argument("--png", help="write a win-rate graph of the game, mistakes marked, to this PNG")
-    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
+    p.add_argument("--search", default="puct", choices=["puct", "alphabeta", "ucb1"], help="the search")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -296,7 +296,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--port", type=int, default=8000, help="port to listen on")
     p.add_argument("--movetime", type=int, default=1000,
                    help="messiah's milliseconds per move (the page can change it)")
-    p.add_argument("--search", default="alphabeta", choices=["alphabeta", "ucb1", "puct"], help="the search")
+    p.add_argument("--search", default="puct", choices=["puct", "alphabeta", "ucb1"], help="the search")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
     p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
     p.set_defaults(func=_play)

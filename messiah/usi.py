@@ -26,6 +26,7 @@ from messiah.evaluator import Evaluator
 from messiah.mate import solve_mate
 from messiah.position import PositionError, parse_position
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
+from search import DEFAULT_SEARCH
 from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
@@ -101,7 +102,7 @@ BYOYOMI_MARGIN = 50
 OPTIONS = {
     "ModelPath": Option("filename", "<default>"),
     "Threads": Option("spin", 1, 1, 256),
-    "Search": Option("combo", "alphabeta", choices=("alphabeta", "ucb1", "puct")),
+    "Search": Option("combo", DEFAULT_SEARCH, choices=("puct", "alphabeta", "ucb1")),
     "USI_Hash": Option("spin", 256, 1, 65536),
     "USI_Ponder": Option("check", False),
     "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
@@ -383,7 +384,7 @@ class UsiEngine:
 
     def _info(self, r) -> None:
         nps = int(r.nodes / r.elapsed) if r.elapsed > 0 else 0
-        hashfull = f" hashfull {self.searcher.hashfull()}" if hasattr(self.searcher, "hashfull") else ""
+        hashfull = f" hashfull {self.searcher.hashfull()}"
         head = f"info depth {r.depth} seldepth {r.seldepth} nodes {r.nodes} nps {nps} time {int(r.elapsed * 1000)}"
         lines = r.lines or [(r.winrate, r.mate, r.pv)]
         for k, (winrate, mate, pv) in enumerate(lines, 1):

@@ -25,7 +25,7 @@ from cshogi import KIF
 from messiah.analyze import search_board
 from messiah.evaluator import Evaluator
 from messiah.picture import CELL, SVG_NS, board_svg, square_centre
-from search import Limits, make_searcher
+from search import DEFAULT_SEARCH, Limits, make_searcher
 
 MARKS = ("☗", "☖")
 HAND_LETTERS = "PLNSGBR"  # cshogi's hand piece order
@@ -81,7 +81,7 @@ def _int(value: object, name: str, low: int, high: int) -> int:
 class PlayServer:
     """The game and the engine behind the page; one lock serialises requests (the searcher is not shared)."""
 
-    def __init__(self, evaluator: Evaluator, search: str = "alphabeta", movetime: int = 1000,
+    def __init__(self, evaluator: Evaluator, search: str = DEFAULT_SEARCH, movetime: int = 1000,
                  nodes: int | None = None):
         self.evaluator = evaluator
         self.search_name = search
@@ -319,7 +319,7 @@ def create_app(server: PlayServer):
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model: str | None = None,
-          search: str = "alphabeta", threads: int = 1) -> None:
+          search: str = DEFAULT_SEARCH, threads: int = 1) -> None:
     """Serve the page until interrupted."""
     try:
         from werkzeug.serving import make_server

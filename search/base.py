@@ -217,6 +217,10 @@ class Searcher(ABC):
     def new_game(self) -> None:
         self.cache.clear()
 
+    def hashfull(self) -> int:
+        """Permille of the evaluation cache in use (USI's hashfull); alpha-beta reports its table instead."""
+        return min(1000, len(self.cache.entries) * 1000 // max(1, self.cache.max_entries))
+
     def root_mate_nodes(self, limits: Limits) -> int:
         """df-pn nodes for the root: ``mate_nodes``, but in a timed move never more than ROOT_MATE_SHARE of
         its time (df-pn cannot be interrupted; a fixed budget drained a short clock move by move)."""

@@ -164,8 +164,8 @@ class BanditSearch(Searcher):
         while budget is None or playouts < budget:
             if limits.out_of_time() or root.terminal is not None:
                 break
-            if limits.depth is not None and seldepth >= limits.depth:
-                break  # the tree has reached the asked depth
+            if limits.depth is not None and (seldepth >= limits.depth or playouts >= DEFAULT_NODES * limits.depth):
+                break  # the tree has reached the asked depth (or cannot: every line ends before it)
             want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
             depth, done = self._simulate_batch(root, board, want)
             playouts += done

@@ -54,3 +54,15 @@ def test_every_flag_has_help_and_shows_its_default():
                if not isinstance(action, argparse._HelpAction) and not action.help]
     assert not missing, missing
     assert "(default: alphabeta)" in subcommands.choices["analyze"].format_help()
+
+
+def test_one_default_search_everywhere():
+    from messiah.usi import OPTIONS
+    from search import DEFAULT_SEARCH
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("analyze", "annotate", "play"):
+        search = next(a for a in subcommands.choices[name]._actions if a.dest == "search")
+        assert search.default == DEFAULT_SEARCH, name
+    assert OPTIONS["Search"].default == DEFAULT_SEARCH

@@ -12,7 +12,7 @@ from cshogi.usi import Engine
 
 from messiah.paths import SHARED_DATA
 from messiah.position import PositionError
-from messiah.usi import TimeBudget, UsiEngine, parse_position, think_time
+from messiah.usi import OPTIONS, TimeBudget, UsiEngine, parse_position, think_time
 from messiah.winrate import MESSIAH
 
 MATES = SHARED_DATA / "mates" / "mate1.tsv"
@@ -182,7 +182,7 @@ def test_malformed_commands_are_explained(line, needle):
     e, out = engine()
     e.handle(line)
     assert out[-1].startswith("info string error") and needle in out[-1]
-    assert e.options["Search"] == "alphabeta" and e.options["USI_Hash"] == 256
+    assert e.options["Search"] == OPTIONS["Search"].default and e.options["USI_Hash"] == 256
 
 
 @pytest.mark.parametrize("line,ignored", [
@@ -239,6 +239,7 @@ def test_a_byoyomi_move_comes_within_its_time():
 
 def test_usi_hash_bounds_the_tables():
     e, out = engine()
+    e.handle("setoption name Search value alphabeta")  # the search with a transposition table
     e.handle("setoption name USI_Hash value 1")
     e.handle("isready")
     assert e.searcher.cache.max_entries == 2**20 // 2 // 1600
@@ -357,6 +358,7 @@ def test_score_coefficients_set_the_reported_cp():
 
 def test_draw_ply_makes_every_line_past_it_a_draw():
     e, out = engine()
+    e.handle("setoption name Search value alphabeta")  # exact values (a bandit's means keep the priors' share)
     e.handle("setoption name MaxMovesToDraw value 100")
     e.handle("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 100")  # lost, but the game ends now
     go(e, "go depth 3")

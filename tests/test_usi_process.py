@@ -155,6 +155,7 @@ def test_raw_go_modes_stop_ponderhit_and_mate(gui):
 
 def test_multipv_reports_distinct_lines_best_first(gui):
     gui.engine.setoption("MultiPV", 3)
+    gui.engine.setoption("Search", "alphabeta")  # depth 3 is a full-width depth there
     gui.engine.isready()
     gui.raw()
     gui.send("position startpos moves 7g7f 3c3d")
