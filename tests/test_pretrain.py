@@ -106,7 +106,8 @@ def fake_batch(z: list[list[float]], teacher: list[int]) -> dict:
     z = torch.tensor(z)
     return {"z": z, "features": torch.zeros(len(z)), "legal": torch.zeros_like(z, dtype=torch.long),
             "legal_mask": torch.ones_like(z, dtype=torch.bool), "teacher": torch.tensor(teacher),
-            "eval_cp": torch.zeros(len(z)), "result": torch.full((len(z),), 0.5)}
+            "eval_cp": torch.zeros(len(z)), "result": torch.full((len(z),), 0.5),
+            "eval_known": torch.ones(len(z), dtype=torch.bool), "result_known": torch.ones(len(z), dtype=torch.bool)}
 
 
 class FixedLogits(torch.nn.Module):
@@ -173,3 +174,42 @@ def test_two_processes_train_data_parallel(small_data, tmp_path):
     assert [int(r["step"]) for r in rows] == [2, 4]
     state = torch.load(out / "checkpoint.pt", weights_only=False)
     assert state["step"] == 4 and state["world_size"] == 2
+
+
+FLOODGATE = SHARED_DATA / "floodgate" / "train.hcpe"
+
+
+def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_path):
+    """floodgate rows (eval 0 throughout: no evals) aim at their game's result, not at sigmoid(0) = 0.5; jsonl
+    rows without an eval or a result train only the ranking term; the loss says which rows did what."""
+    import cshogi
+
+    path = tmp_path / "floodgate.hcpe"
+    path.write_bytes(FLOODGATE.read_bytes()[: 38 * 400])
+    data = TeacherData([str(path)])
+    batch = pretrain.batch_tensors(data.gather(data.train_index[:128]).batch())
+    records = data.records(data.train_index[:128])
+    board, mover_won = cshogi.Board(), []
+    for rec in records:
+        board.set_hcp(rec["hcp"])
+        winner = {cshogi.BLACK_WIN: cshogi.BLACK, cshogi.WHITE_WIN: cshogi.WHITE}.get(int(rec["gameResult"]))
+        mover_won.append(0.5 if winner is None else float(winner == board.turn))
+    assert len(batch["teacher"]) == len(records)
+    out = pretrain.losses(FixedLogits(torch.zeros(batch["legal"].shape)), batch, pretrain.TrainConfig())
+    assert torch.equal(out["target"], torch.tensor(mover_won))  # Q = 0.5 everywhere: every decisive row is off
+    expected = float(np.mean([(0.5 - r) ** 2 for r in mover_won]))
+    assert abs(out["value_loss"].item() - expected) < 1e-6 and expected > 0.1
+    assert out["eval_rows"] == 0 and out["result_rows"] == 1
+
+    jsonl = tmp_path / "no_eval.jsonl"
+    jsonl.write_text('{"sfen": "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1", "bestmove": "7g7f"}\n'
+                     '{"sfen": "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1", "bestmove": "2g2f",'
+                     ' "eval": 50}\n')
+    data = TeacherData([str(jsonl)], val_fraction=0.0)
+    batch = pretrain.batch_tensors(data.gather(np.array([[0, 0], [0, 1]])).batch())
+    assert batch["eval_known"].tolist() == [False, True] and not batch["result_known"].any()
+    z = torch.full(batch["legal"].shape, -3.0)  # Q far from any target
+    out = pretrain.losses(FixedLogits(z), batch, pretrain.TrainConfig(scale=875))
+    q = torch.sigmoid(torch.tensor(-3.0))
+    assert torch.isclose(out["value_loss"], (q - torch.sigmoid(torch.tensor(50 / 875))) ** 2)  # row 1 alone
+    assert out["eval_rows"] == 0.5 and out["result_rows"] == 0 and out["rank_loss"] > 0

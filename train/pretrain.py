@@ -44,12 +44,13 @@ from tqdm import tqdm
 
 from models.export import export_onnx
 from models.net import AllMovesNet, NetConfig
-from train.data import TeacherData, make_batch
+from train.data import TeacherData
 from train.loader import StepBatches, batch_tensors, step_batches
 
 LOSSES = ("value", "rank", "margin", "dueling")
 DUELING_HIDDEN = 64  # the value head's width when ``loss="dueling"`` and the net config names none
-LOG_FIELDS = ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "agreement", "top3", "value_mse",
+LOG_FIELDS = ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows", "agreement",
+              "top3", "value_mse",
               "sign_accuracy", "val_rank_loss", "positions_per_s", "data_wait_share"]
 
 
@@ -123,8 +124,9 @@ def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> di
     mask, teacher = b["legal_mask"], b["teacher"][:, None]
     z = (advantage + state[:, None]).masked_fill(~mask, -1e4)
     z_teacher = z.gather(1, teacher).squeeze(1)
-    target = (1 - cfg.result_mix) * torch.sigmoid(b["eval_cp"] / cfg.scale) + cfg.result_mix * b["result"]
-    value = F.mse_loss(torch.sigmoid(z_teacher), target)
+    target, has_eval, has_target = value_target(b, cfg)
+    weight = has_target.float()
+    value = ((torch.sigmoid(z_teacher) - target) ** 2 * weight).sum() / weight.sum().clamp(min=1)
     if cfg.loss == "margin":
         others = mask.clone()
         others.scatter_(1, teacher, False)
@@ -134,33 +136,50 @@ def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> di
         rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"])
     anchor = advantage.gather(1, teacher).pow(2).mean() if cfg.loss == "dueling" else value.new_zeros(())
     loss = value + (0.0 if cfg.loss == "value" else cfg.rank_weight) * rank + cfg.anchor_weight * anchor
-    return {"loss": loss, "value_loss": value, "rank_loss": rank, "anchor_loss": anchor, "z": z, "target": target}
+    return {"loss": loss, "value_loss": value, "rank_loss": rank, "anchor_loss": anchor, "z": z, "target": target,
+            "has_target": has_target, "eval_rows": has_eval.float().mean(),
+            "result_rows": (has_target & ~has_eval).float().mean()}
+
+
+def value_target(b: dict[str, torch.Tensor], cfg: TrainConfig) -> tuple[torch.Tensor, ...]:
+    """The value target of each row, and which rows have one: a row with an eval aims at
+    (1-lam) sigmoid(eval/scale) + lam result (the eval alone when its result is unknown); a row without an
+    eval (floodgate, KIF, CSA without comments) aims at its game's result; a row with neither trains only
+    the ranking term. Returns (target, has_eval, has_target)."""
+    has_eval, has_result = b["eval_known"], b["result_known"]
+    from_eval = torch.sigmoid(b["eval_cp"] / cfg.scale)
+    mixed = torch.where(has_result, (1 - cfg.result_mix) * from_eval + cfg.result_mix * b["result"], from_eval)
+    target = torch.where(has_eval, mixed, b["result"])
+    return target, has_eval, has_eval | has_result
 
 
 @torch.no_grad()
 def validate(model: nn.Module, batches: list[dict[str, torch.Tensor]], cfg: TrainConfig,
              autocast: contextlib.AbstractContextManager) -> dict[str, float]:
-    """agreement, top3, value_mse (max Q against the target), sign accuracy against decisive results, and
-    the ranking cross-entropy at ``rank_scale`` (whatever the loss) to see overfitting."""
+    """agreement, top3, value_mse (max Q against the target, over the rows with one), sign accuracy against
+    decisive known results, and the ranking cross-entropy at ``rank_scale`` (whatever the loss) to see
+    overfitting."""
     model.eval()
-    sums = dict.fromkeys(("agreement", "top3", "value_mse", "sign_hits", "decisive", "rank", "n"), 0.0)
+    sums = dict.fromkeys(("agreement", "top3", "value_mse", "targets", "sign_hits", "decisive", "rank", "n"), 0.0)
     for b in batches:
         with autocast:
             out = losses(model, b, cfg)
         z, teacher = out["z"], b["teacher"]
         top3 = z.topk(min(3, z.shape[1]), dim=1).indices
         value = torch.sigmoid(z.max(1).values)
-        decisive = b["result"] != 0.5
+        decisive = (b["result"] != 0.5) & b["result_known"]
         sums["agreement"] += (top3[:, 0] == teacher).sum().item()
         sums["top3"] += (top3 == teacher[:, None]).any(1).sum().item()
-        sums["value_mse"] += ((value - out["target"]) ** 2).sum().item()
+        sums["value_mse"] += ((value - out["target"]) ** 2)[out["has_target"]].sum().item()
+        sums["targets"] += out["has_target"].sum().item()
         sums["sign_hits"] += ((value > 0.5) == (b["result"] > 0.5))[decisive].sum().item()
         sums["decisive"] += decisive.sum().item()
         sums["rank"] += F.cross_entropy(cfg.rank_scale * z, teacher, reduction="sum").item()
         sums["n"] += len(teacher)
     model.train()
     n = sums["n"]
-    return {"agreement": sums["agreement"] / n, "top3": sums["top3"] / n, "value_mse": sums["value_mse"] / n,
+    return {"agreement": sums["agreement"] / n, "top3": sums["top3"] / n,
+            "value_mse": sums["value_mse"] / max(sums["targets"], 1),
             "sign_accuracy": sums["sign_hits"] / max(sums["decisive"], 1), "val_rank_loss": sums["rank"] / n}
 
 
@@ -278,13 +297,13 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
     val_batches = []
     if proc.main:
         val_rows = data.val_index[np.random.default_rng(1).permutation(len(data.val_index))[: cfg.val_positions]]
-        val_batches = [to_device(batch_tensors(make_batch(data.records(val_rows[i : i + 512]))), proc.device)
+        val_batches = [to_device(batch_tensors(data.gather(val_rows[i : i + 512]).batch()), proc.device)
                        for i in range(0, len(val_rows), 512)]
         start_log(log_path, step if resume else None)
     dataset = StepBatches(data.files, data.train_index, cfg.batch_size, cfg.seed, proc.rank, cfg.mirror)
     batches = step_batches(dataset, step, cfg.steps, cfg.workers, pin_memory=proc.device.type == "cuda")
     bar = tqdm(total=cfg.steps, initial=step, desc="pretrain", unit="step", disable=not (cfg.progress and proc.main))
-    window = {"loss": 0.0, "value_loss": 0.0, "rank_loss": 0.0, "anchor_loss": 0.0}
+    window = dict.fromkeys(("loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows"), 0.0)
     counts = {"steps": 0, "positions": 0, "data_s": 0.0}
     t_window = time.perf_counter()
     while step < cfg.steps:
