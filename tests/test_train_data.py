@@ -14,6 +14,7 @@ from messiah.paths import SHARED_DATA
 from train.data import (
     HCPE,
     TeacherData,
+    append_game_index,
     count_games,
     make_batch,
     mirror_batch,
@@ -312,6 +313,33 @@ def test_count_games_finds_the_floodgate_games():
     records = np.fromfile(FLOODGATE, HCPE, count=3000)
     starts = sum(sfen_of(h) == cshogi.STARTING_SFEN for h in records["hcp"])
     assert count_games(records) == starts
+
+
+def test_a_game_index_gives_exact_boundaries_where_guessing_fails(tmp_path):
+    """Every third position of six floodgate games (3 plies apart, as in psv files with unscored plies):
+    the guess cannot follow a game and splits by position, and says so; the game index beside the file
+    (what gensfen writes) gives the exact games."""
+    import warnings
+
+    gapped = [game[::3] for game in floodgate_games(6)]
+    path = tmp_path / "gapped.hcpe"
+    np.concatenate(gapped).tofile(path)
+    starts = np.cumsum([0] + [len(g) for g in gapped])[:-1].tolist()
+    with pytest.warns(UserWarning, match="gapped.hcpe: no game index .* games guessed"):
+        guessed = TeacherData([path], val_fraction=0.3)
+    val = guessed.val_index[:, 1]
+    assert guessed.val_games == [len(val)]  # every position taken for a game of its own
+    assert val[0] not in starts  # so the split cuts a game in two
+    append_game_index(path, [len(g) for g in gapped[:2]])
+    append_game_index(path, [len(g) for g in gapped[2:]])
+    assert read_records(path).game_starts.tolist() == starts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact = TeacherData([path], val_fraction=0.3)
+    assert exact.val_index[0, 1] in starts and exact.val_games == [None]
+    append_game_index(path, [5])  # an index that no longer fits the file is ignored, with a warning
+    with pytest.warns(UserWarning, match="gapped.hcpe.games: covers"):
+        assert read_records(path).game_starts is None
 
 
 def test_teacher_data_mixes_formats(tmp_path):
