@@ -213,3 +213,19 @@ def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_
     q = torch.sigmoid(torch.tensor(-3.0))
     assert torch.isclose(out["value_loss"], (q - torch.sigmoid(torch.tensor(50 / 875))) ** 2)  # row 1 alone
     assert out["eval_rows"] == 0.5 and out["result_rows"] == 0 and out["rank_loss"] > 0
+
+
+def test_weight_decay_only_on_weight_matrices_and_convolutions(small_data, tmp_path):
+    """In the saved optimizer state every parameter's moment has the parameter's shape: the groups that
+    decay hold only 2+-dimensional parameters (convolutions, linear weights, the Magic Vec), the others
+    the 1-dimensional ones (biases, batch-norm scales and shifts, the Magic Vec's bias)."""
+    pretrain.train(config(small_data, tmp_path / "run", 2, export=False))
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["optimizer"]
+    net = AllMovesNet(TINY)
+    seen = 0
+    for group in state["param_groups"]:
+        dims = {state["state"][i]["exp_avg"].dim() for i in group["params"]}
+        assert (group["weight_decay"] > 0) == (min(dims) >= 2), (group["weight_decay"], dims)
+        seen += len(group["params"])
+    assert seen == len(list(net.parameters()))
+    assert any(g["weight_decay"] == 0 for g in state["param_groups"])  # biases exist, so a group without decay
