@@ -223,14 +223,20 @@ def test_csa_games_decode_like_the_hcpe_they_were_written_from(tmp_path):
     assert val[0] in got.game_starts and len(train) + len(val) == len(got.records)
 
 
-def test_unfinished_game_is_a_draw_unless_it_ends_in_mate(tmp_path):
+def test_unfinished_game_has_no_known_result_unless_it_ends_in_mate(tmp_path):
     games = floodgate_games(8)
     mated = next(g for g in games if played_moves(g)[1].is_game_over())
     unfinished = next(g for g in games if not played_moves(g)[1].is_game_over())
     write_csa(tmp_path / "open.csa", [mated, unfinished], endgame=False)
-    results = read_game_records(tmp_path / "open.csa")["gameResult"]
+    games_read = read_games(tmp_path / "open.csa")
+    results = games_read.records["gameResult"]
     assert set(results[: len(mated)]) == {mated["gameResult"][0]}
     assert set(results[len(mated) :]) == {cshogi.DRAW}
+    # the unfinished game's draw is no result: training must not aim its value at 0.5
+    known = games_read.result_known
+    assert known[: len(mated)].all() and not known[len(mated) :].any()
+    write_csa(tmp_path / "resigned.csa", [unfinished], endgame=True)
+    assert read_games(tmp_path / "resigned.csa").result_known.all()
 
 
 @pytest.mark.parametrize("suffix", [".kif", ".kifu"])
