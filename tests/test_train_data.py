@@ -395,3 +395,27 @@ def test_teacher_records_written_as_psv_read_back_the_same(tmp_path):
     back = read_records(tmp_path / "teacher.bin")
     assert back[:].tobytes() == records.tobytes()
     assert split_by_game(back, 0.2)[1][0] == split_by_game(records, 0.2)[1][0]
+
+
+def test_a_batch_and_an_evaluation_decode_each_record_once(monkeypatch, tmp_path):
+    """Building a batch or evaluating a file decodes each hcp record once (it was twice: once for the
+    planes, once for the legal moves)."""
+    calls = {"n": 0}
+
+    class CountingBoard(cshogi.Board):
+        def set_hcp(self, hcp):
+            calls["n"] += 1
+            return super().set_hcp(hcp)
+
+    records = np.array(read_hcpe(TEACHER)[3000:3100])
+    monkeypatch.setattr(cshogi, "Board", CountingBoard)
+    make_batch(records)
+    assert calls["n"] == len(records)
+    pytest.importorskip("onnxruntime")
+    from messiah.evaluate import evaluate_file
+
+    path = tmp_path / "some.hcpe"
+    records.tofile(path)
+    calls["n"] = 0
+    evaluate_file(None, str(path), threads=1)
+    assert calls["n"] <= len(records) + 2  # opening the file decodes its first record to check it
