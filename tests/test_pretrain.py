@@ -229,3 +229,39 @@ def test_weight_decay_only_on_weight_matrices_and_convolutions(small_data, tmp_p
         seen += len(group["params"])
     assert seen == len(list(net.parameters()))
     assert any(g["weight_decay"] == 0 for g in state["param_groups"])  # biases exist, so a group without decay
+
+
+def test_trainer_is_usable_without_pretraining(small_data, tmp_path):
+    """What the RL learner needs: a Trainer over any loss function and batches; a checkpoint restores its
+    weights, optimizer state and step into a fresh Trainer, and refuses one of another run."""
+    import torch.nn.functional as F
+
+    from train.trainer import Trainer
+
+    data = TeacherData([small_data])
+    batch = pretrain.batch_tensors(data.gather(data.train_index[:32]).batch())
+
+    def played_move_loss(model, b):  # cross-entropy toward the played move alone
+        advantage, state = model(b["features"], b["legal"])
+        z = (advantage + state[:, None]).masked_fill(~b["legal_mask"], -1e4)
+        loss = F.cross_entropy(z, b["teacher"])
+        return {"loss": loss, "z": z, "target": b["result"], "has_target": b["result_known"]}
+
+    cfg = pretrain.TrainConfig(net=TINY, steps=10, warmup=1)
+    torch.manual_seed(0)
+    trainer = Trainer(AllMovesNet(TINY), cfg, played_move_loss)
+    first = trainer.step(batch)["loss"].item()
+    for _ in range(4):
+        last = trainer.step(batch)["loss"].item()
+    assert last < first and trainer.steps_done == 5
+    assert 0 <= trainer.validate([batch])["agreement"] <= 1
+    trainer.save(tmp_path / "ckpt.pt")
+    fresh = Trainer(AllMovesNet(TINY), cfg, played_move_loss)
+    fresh.load(tmp_path / "ckpt.pt")
+    assert fresh.steps_done == 5
+    assert all(torch.equal(a, b) for a, b in zip(fresh.net.state_dict().values(), trainer.net.state_dict().values(),
+                                                  strict=True))
+    assert fresh.step(batch)["loss"].item() == pytest.approx(trainer.step(batch)["loss"].item(), abs=1e-6)
+    other = Trainer(AllMovesNet(TINY), pretrain.TrainConfig(net=TINY, steps=20, warmup=1), played_move_loss)
+    with pytest.raises(ValueError, match="steps 10 -> 20"):
+        other.load(tmp_path / "ckpt.pt")
