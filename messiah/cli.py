@@ -13,7 +13,7 @@ from pathlib import Path
 
 from messiah.evaluator import ModelError
 from messiah.winrate import MESSIAH_OPTIONS, TEACHER_SCALE
-from train.config import add_config_arguments
+from train.config import TrainConfig, add_config_arguments, checkpoint_path, config_from_args
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -92,8 +92,6 @@ def _pretrain(args: argparse.Namespace) -> None:
 
 
 def _pretrain_run(args: argparse.Namespace) -> None:
-    from train.config import TrainConfig, checkpoint_path, config_from_args
-
     _needs_torch("pretrain")
     from train.pretrain import train
     from train.trainer import load_checkpoint

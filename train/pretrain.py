@@ -57,7 +57,9 @@ TERMS = LOG_FIELDS[2:8]  # the loss terms a step returns, averaged over the step
 
 
 def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> dict[str, torch.Tensor]:
-    """The loss and its named parts for one batch, plus ``z`` (B, M) and ``target`` (B,) for validation."""
+    """The loss and its named parts for one batch (the value term averaged over the rows that have a value
+    target); ``eval_rows`` and ``result_rows``, the shares of rows whose value aimed at an eval and at a
+    result alone; and for validation ``z`` (B, M), ``target`` (B,) and ``has_target`` (B,)."""
     advantage, state = model(b["features"], b["legal"])
     mask, teacher = b["legal_mask"], b["teacher"][:, None]
     z = (advantage + state[:, None]).masked_fill(~mask, -1e4)
