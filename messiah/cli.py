@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import sys
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 
 from messiah.evaluator import ModelError
-from messiah.winrate import MESSIAH_OPTIONS
+from messiah.winrate import MESSIAH_OPTIONS, TEACHER_SCALE
+from train.config import TrainConfig, add_config_arguments, checkpoint_path, config_from_args
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -74,30 +78,50 @@ def _gensfen(args: argparse.Namespace) -> None:
             print(f"{key:14s} {value}")
 
 
-def _pretrain(args: argparse.Namespace) -> None:
+def _needs_torch(command: str) -> None:
+    """SystemExit with one line when torch (the training extra) is not installed."""
     try:
-        from models.net import NetConfig
-        from train.pretrain import TrainConfig, train
+        import torch  # noqa: F401
     except ImportError as e:
-        raise SystemExit(f"messiah pretrain needs the training extra (pip install 'messiah[train]'): {e}") from None
-    net = NetConfig(channels=args.channels, blocks=args.blocks, head_channels=args.head_channels,
-                    embed_dim=args.embed_dim, value_hidden=args.value_hidden)
-    cfg = TrainConfig(data=args.data, out=args.out, net=net, loss=args.loss, scale=args.scale,
-                      result_mix=args.result_mix, rank_weight=args.rank_weight, rank_scale=args.rank_scale,
-                      margin=args.margin, anchor_weight=args.anchor_weight, zero_embedding=args.zero_embedding,
-                      mirror=not args.no_mirror,
-                      steps=args.steps, batch_size=args.batch_size, lr=args.lr, warmup=args.warmup,
-                      val_positions=args.val_positions, eval_every=args.eval_every,
-                      checkpoint_every=args.checkpoint_every, seed=args.seed, threads=args.threads,
-                      workers=args.workers, amp=args.amp, device=args.device, export=not args.no_export,
-                      progress=not args.no_progress)
-    path = train(cfg, resume=args.resume)
+        raise SystemExit(f"messiah {command} needs torch, the training extra (pip install 'messiah[train]'): "
+                         f"{e}") from None
+
+
+@contextlib.contextmanager
+def _one_line_warnings(command: str) -> Iterator[None]:
+    """Warnings as one line naming the command (not the source line that raised them)."""
+    shown = warnings.formatwarning
+    warnings.formatwarning = lambda message, *_args, **_kw: f"messiah {command}: warning: {message}\n"
+    try:
+        yield
+    finally:
+        warnings.formatwarning = shown
+
+
+def _pretrain(args: argparse.Namespace) -> None:
+    with _one_line_warnings("pretrain"):
+        _pretrain_run(args)
+
+
+def _pretrain_run(args: argparse.Namespace) -> None:
+    _needs_torch("pretrain")
+    from train.pretrain import train
+    from train.trainer import load_checkpoint
+
+    base = None
+    if args.resume:  # the run's own configuration; the flags given must not make it another run
+        out = getattr(args, "out", TrainConfig.out)
+        base = TrainConfig.from_dict({**load_checkpoint(checkpoint_path(out))["config"], "out": out})
+    elif not getattr(args, "data", None):
+        raise ValueError("no data files given (or --resume a run from its --out)")
+    path = train(config_from_args(args, base), resume=args.resume)
     if int(os.environ.get("RANK", "0")) == 0:  # under torchrun, one line, not one per process
         print(path)
 
 
 def _export(args: argparse.Namespace) -> None:
-    from train.pretrain import export_checkpoint
+    _needs_torch("export")
+    from train.trainer import export_checkpoint
 
     print(export_checkpoint(args.checkpoint, args.out))
 
@@ -389,7 +413,8 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--data", required=True, help="hcpe, psv/bin, CSA, KIF/KIFU or jsonl (sfen, bestmove, eval) file")
     p.add_argument("--limit", type=int, default=0, help="evaluate the first N positions only")
     p.add_argument("--threads", type=int, default=0)
-    p.add_argument("--scale", type=float, default=875.0, help="cp per logit of the data's evals")
+    p.add_argument("--scale", type=float, default=TEACHER_SCALE,
+                   help="cp per logit of the data's evals (default: %(default)s, the teacher data's)")
     p.add_argument("--json", action="store_true")
     p.set_defaults(func=_evaluate)
 
@@ -411,45 +436,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the counts as one JSON object")
     p.set_defaults(func=_gensfen)
 
-    p = sub.add_parser("pretrain", help="supervised pretraining on teacher hcpe files (needs torch); "
-                       "under torchrun --nproc_per_node N it trains data-parallel")
-    p.add_argument("data", nargs="+", help="hcpe files")
-    p.add_argument("--out", default="runs/pretrain")
-    p.add_argument("--steps", type=int, default=20_000)
-    p.add_argument("--batch-size", type=int, default=256, help="positions per step and process")
-    p.add_argument("--lr", type=float, default=2e-3)
-    p.add_argument("--warmup", type=int, default=500, help="steps of linear learning-rate warm-up")
-    p.add_argument("--channels", type=int, default=32)
-    p.add_argument("--blocks", type=int, default=3)
-    p.add_argument("--head-channels", type=int, default=16)
-    p.add_argument("--embed-dim", type=int, default=300)
-    p.add_argument("--value-hidden", type=int, default=0, help="dueling value head width (--loss dueling: 64)")
-    p.add_argument("--loss", default="rank", choices=["value", "rank", "margin", "dueling"],
-                   help="ranking term over the legal moves (see train/pretrain.py)")
-    p.add_argument("--scale", type=float, default=600.0, help="cp per logit of the teacher's evals")
-    p.add_argument("--result-mix", type=float, default=0.0)
-    p.add_argument("--rank-weight", type=float, default=0.1)
-    p.add_argument("--rank-scale", type=float, default=10.0)
-    p.add_argument("--margin", type=float, default=0.1, help="--loss margin: the teacher move's logit lead")
-    p.add_argument("--anchor-weight", type=float, default=1.0, help="--loss dueling: weight of A(s, teacher)^2")
-    p.add_argument("--zero-embedding", action="store_true", help="start the Magic Vec at zero")
-    p.add_argument("--no-mirror", action="store_true", help="no left-right mirrored positions in the batches")
-    p.add_argument("--val-positions", type=int, default=4096)
-    p.add_argument("--eval-every", type=int, default=1000)
-    p.add_argument("--checkpoint-every", type=int, default=500)
-    p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--threads", type=int, default=0, help="torch threads (0: torch's default)")
-    p.add_argument("--workers", type=int, default=0, help="processes building batches (0: between steps)")
-    p.add_argument("--amp", default="bf16", choices=["bf16", "fp16", "off"], help="autocast on CUDA")
-    p.add_argument("--device", default="auto", choices=["auto", "cpu", "cuda"])
-    p.add_argument("--no-export", action="store_true", help="skip OUT/model.onnx at the end")
-    p.add_argument("--no-progress", action="store_true", help="no progress bar")
-    p.add_argument("--resume", action="store_true", help="continue from OUT/checkpoint.pt")
+    p = sub.add_parser("pretrain", help="supervised pretraining on teacher data (needs torch); "
+                       "under torchrun --nproc_per_node N it trains data-parallel",
+                       description="Supervised pretraining (train/pretrain.py). Every flag is a field of "
+                       "train.config.TrainConfig; --resume continues OUT's run with its own configuration.")
+    add_config_arguments(p)
+    p.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint.pt, with "
+                   "the configuration saved there; flags that would change the run are refused (default: off)")
     p.set_defaults(func=_pretrain)
 
     p = sub.add_parser("export", help="export a pretraining checkpoint to ONNX (needs torch)")
-    p.add_argument("checkpoint")
-    p.add_argument("out")
+    p.add_argument("checkpoint", help="a checkpoint.pt written by messiah pretrain")
+    p.add_argument("out", help="the ONNX file to write")
     p.set_defaults(func=_export)
     for command in sub.choices.values():  # every flag's help shows its default
         command.formatter_class = argparse.ArgumentDefaultsHelpFormatter

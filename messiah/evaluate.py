@@ -3,48 +3,38 @@
 
 from __future__ import annotations
 
-import cshogi
 import numpy as np
 from tqdm import tqdm
 
 from messiah.evaluator import Evaluator
-from messiah.features import hcp_arrays
-from messiah.moves import legal_move_indices, move_indices
+from messiah.winrate import TEACHER_SCALE
 
 CHUNK = 256
 
 
-def evaluate_file(model: str | None, path: str, limit: int = 0, threads: int = 0, scale: float = 875.0) -> dict:
+def evaluate_file(model: str | None, path: str, limit: int = 0, threads: int = 0,
+                  scale: float = TEACHER_SCALE) -> dict:
     """agreement, top3, value_mse and n over the records of ``path`` (the first ``limit`` when nonzero).
 
     n counts the positions whose teacher move is legal (records without one, such as a psv record with
     move 0, are skipped, as training skips them). value_mse compares the position's value, max Q, with
     sigmoid(eval / scale) over the positions that carry an eval, and is None when none does."""
-    from train.data import read_records
+    from train.data import decode, read_records
 
     records = read_records(path)
     total = min(limit, len(records)) if limit else len(records)
     evaluator = Evaluator(model, threads=threads)
     hits = top3 = n = with_eval = 0
     squared = 0.0
-    board = cshogi.Board()
     for start in tqdm(range(0, total, CHUNK), desc="evaluate", unit="chunk", leave=False):
         chunk = records[start : min(start + CHUNK, total)]
         known = records.eval_mask(slice(start, start + len(chunk)))
-        legal, teacher, keep = [], [], []
-        for i, rec in enumerate(chunk):
-            board.set_hcp(np.asarray(rec["hcp"]))
-            moves, indices = legal_move_indices(board)
-            t = move_indices(np.array([rec["bestMove16"]]), board.turn)[0]
-            if t in indices:
-                legal.append((moves, indices))
-                teacher.append(t)
-                keep.append(i)
-        if not keep:
+        d = decode(chunk)  # one decoding per record: the positions, their legal moves, the teacher's move
+        if not len(d.keep):
             continue
-        keep = np.array(keep)
-        scored = evaluator.score_arrays(hcp_arrays(chunk["hcp"][keep]), legal)
-        for scores, t, rec, has_eval in zip(scored, teacher, chunk[keep], known[keep], strict=True):
+        teacher = [idx[t] for (_, idx), t in zip(d.legal, d.teacher, strict=True)]
+        scored = evaluator.score_arrays(d.arrays, d.legal)
+        for scores, t, rec, has_eval in zip(scored, teacher, chunk[d.keep], known[d.keep], strict=True):
             ranked = scores.indices[np.argsort(-scores.q)[:3]]
             hits += int(ranked[0] == t)
             top3 += int(t in ranked)

@@ -11,11 +11,12 @@ import math
 from dataclasses import dataclass
 
 MAX_CP = 30000  # the largest |cp| reported; win rates of exactly 0 or 1 map to it
+TEACHER_SCALE = 875.0  # cp per logit of the shared teacher data's evals (fitted; the common 600 is too steep)
 
 
 @dataclass(frozen=True)
 class WinRateScale:
-    a: float = 1 / 875
+    a: float = 1 / TEACHER_SCALE
     b: float = -0.08
 
     def to_winrate(self, cp: float) -> float:

@@ -60,8 +60,17 @@ class _ScalarGraph(nn.Module):
 
 
 def export_onnx(net: AllMovesNet | ScalarNet, path: str | os.PathLike, metadata: dict | None = None) -> Path:
-    """Write ``net`` as a single-file ONNX model (atomically) and return its path."""
-    net = net.eval()
+    """Write ``net`` (on the CPU) as a single-file ONNX model (atomically) and return its path. The net is
+    exported in eval mode and left in the mode it was in."""
+    was_training = net.training
+    net.eval()
+    try:
+        return _export(net, path, metadata)
+    finally:
+        net.train(was_training)
+
+
+def _export(net: AllMovesNet | ScalarNet, path: str | os.PathLike, metadata: dict | None) -> Path:
     features = torch.zeros(2, *SHAPE)
     batch = torch.export.Dim("batch")
     if isinstance(net, AllMovesNet):

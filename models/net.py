@@ -13,36 +13,14 @@ contract is unchanged (one Q per move); only training treats V and A apart (see 
 
 from __future__ import annotations
 
-import dataclasses
-import json
-from dataclasses import dataclass
-
 import torch
 from torch import nn
 
 from messiah.features import NUM_CHANNELS
 from messiah.moves import NUM_MOVE_INDICES, possible_indices
+from models.config import NetConfig
 
-
-@dataclass(frozen=True)
-class NetConfig:
-    """Architecture. Depth in 3x3 convolutions is ``1 + 2 * blocks``."""
-
-    channels: int = 32
-    blocks: int = 3
-    head_channels: int = 16
-    embed_dim: int = 300
-    value_hidden: int = 0  # > 0: dueling, Q = sigmoid(V(s) + A(s, a)) with V an MLP of this width on h(s)
-
-    def to_json(self) -> str:
-        return json.dumps(dataclasses.asdict(self), sort_keys=True)
-
-    @staticmethod
-    def from_json(text: str) -> NetConfig:
-        return NetConfig(**json.loads(text))
-
-    def describe(self) -> str:
-        return f"{1 + 2 * self.blocks}x{self.channels}"
+__all__ = ["AllMovesNet", "Backbone", "NetConfig", "ScalarNet"]
 
 
 def _conv_bn(cin: int, cout: int, k: int = 3) -> nn.Sequential:
@@ -83,9 +61,9 @@ class AllMovesNet(nn.Module):
     CPU than gathering a (B, M, 300) tensor of embeddings.
     """
 
-    def __init__(self, config: NetConfig = NetConfig(), zero_embedding: bool = False):
+    def __init__(self, config: NetConfig | None = None, zero_embedding: bool = False):
         super().__init__()
-        self.config = config
+        self.config = config = config or NetConfig()
         self.backbone = Backbone(config)
         rows = torch.from_numpy(possible_indices())
         row_of = torch.full((NUM_MOVE_INDICES,), len(rows), dtype=torch.long)
@@ -138,9 +116,9 @@ class ScalarNet(nn.Module):
     """The twin: same backbone, one win rate per position (for the side to move). Only for measuring
     what the all-moves design buys: scoring N moves with it takes N child positions."""
 
-    def __init__(self, config: NetConfig = NetConfig()):
+    def __init__(self, config: NetConfig | None = None):
         super().__init__()
-        self.config = config
+        self.config = config = config or NetConfig()
         self.backbone = Backbone(config)
         self.value = nn.Linear(config.embed_dim, 1)
 

@@ -86,6 +86,8 @@ def test_generates_and_resumes_toward_the_target(tmp_path):
     assert second["new_positions"] == second["positions"] - first["positions"]
     games = check_records(np.fromfile(out, HCPE))
     assert len(games) == first["new_games"] + second["new_games"]
+    # the game index beside the file holds each game's length
+    assert np.fromfile(f"{out}.games", np.uint32).tolist() == [len(game) for game in games]
     assert len({game[:4].tobytes() for game in games}) == len(games)  # the rerun did not replay the games
     assert sum(second["endings"].values()) == second["new_games"]
     # the target already reached: nothing to do

@@ -84,3 +84,11 @@ def test_dueling_net_adds_its_value_head_and_exports_it(tmp_path):
     assert np.allclose(q, torch.sigmoid(net.move_logits(h, moves)).detach().numpy(), atol=1e-5)
     meta = {p.key: p.value for p in onnx.load(str(path)).metadata_props}
     assert NetConfig.from_json(meta["messiah.config"]).value_hidden == 6
+
+
+def test_export_leaves_the_module_in_its_mode(tmp_path):
+    tiny = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=12)
+    for training in (True, False):
+        net = AllMovesNet(tiny).train(training)
+        export_onnx(net, tmp_path / "m.onnx")
+        assert net.training == training and all(m.training == training for m in net.modules())

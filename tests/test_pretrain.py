@@ -106,7 +106,8 @@ def fake_batch(z: list[list[float]], teacher: list[int]) -> dict:
     z = torch.tensor(z)
     return {"z": z, "features": torch.zeros(len(z)), "legal": torch.zeros_like(z, dtype=torch.long),
             "legal_mask": torch.ones_like(z, dtype=torch.bool), "teacher": torch.tensor(teacher),
-            "eval_cp": torch.zeros(len(z)), "result": torch.full((len(z),), 0.5)}
+            "eval_cp": torch.zeros(len(z)), "result": torch.full((len(z),), 0.5),
+            "eval_known": torch.ones(len(z), dtype=torch.bool), "result_known": torch.ones(len(z), dtype=torch.bool)}
 
 
 class FixedLogits(torch.nn.Module):
@@ -173,3 +174,94 @@ def test_two_processes_train_data_parallel(small_data, tmp_path):
     assert [int(r["step"]) for r in rows] == [2, 4]
     state = torch.load(out / "checkpoint.pt", weights_only=False)
     assert state["step"] == 4 and state["world_size"] == 2
+
+
+FLOODGATE = SHARED_DATA / "floodgate" / "train.hcpe"
+
+
+def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_path):
+    """floodgate rows (eval 0 throughout: no evals) aim at their game's result, not at sigmoid(0) = 0.5; jsonl
+    rows without an eval or a result train only the ranking term; the loss says which rows did what."""
+    import cshogi
+
+    path = tmp_path / "floodgate.hcpe"
+    path.write_bytes(FLOODGATE.read_bytes()[: 38 * 400])
+    data = TeacherData([str(path)])
+    batch = pretrain.batch_tensors(data.gather(data.train_index[:128]).batch())
+    records = data.records(data.train_index[:128])
+    board, mover_won = cshogi.Board(), []
+    for rec in records:
+        board.set_hcp(rec["hcp"])
+        winner = {cshogi.BLACK_WIN: cshogi.BLACK, cshogi.WHITE_WIN: cshogi.WHITE}.get(int(rec["gameResult"]))
+        mover_won.append(0.5 if winner is None else float(winner == board.turn))
+    assert len(batch["teacher"]) == len(records)
+    out = pretrain.losses(FixedLogits(torch.zeros(batch["legal"].shape)), batch, pretrain.TrainConfig())
+    assert torch.equal(out["target"], torch.tensor(mover_won))  # Q = 0.5 everywhere: every decisive row is off
+    expected = float(np.mean([(0.5 - r) ** 2 for r in mover_won]))
+    assert abs(out["value_loss"].item() - expected) < 1e-6 and expected > 0.1
+    assert out["eval_rows"] == 0 and out["result_rows"] == 1
+
+    jsonl = tmp_path / "no_eval.jsonl"
+    jsonl.write_text('{"sfen": "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1", "bestmove": "7g7f"}\n'
+                     '{"sfen": "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1", "bestmove": "2g2f",'
+                     ' "eval": 50}\n')
+    data = TeacherData([str(jsonl)], val_fraction=0.0)
+    batch = pretrain.batch_tensors(data.gather(np.array([[0, 0], [0, 1]])).batch())
+    assert batch["eval_known"].tolist() == [False, True] and not batch["result_known"].any()
+    z = torch.full(batch["legal"].shape, -3.0)  # Q far from any target
+    out = pretrain.losses(FixedLogits(z), batch, pretrain.TrainConfig(scale=875))
+    q = torch.sigmoid(torch.tensor(-3.0))
+    assert torch.isclose(out["value_loss"], (q - torch.sigmoid(torch.tensor(50 / 875))) ** 2)  # row 1 alone
+    assert out["eval_rows"] == 0.5 and out["result_rows"] == 0 and out["rank_loss"] > 0
+
+
+def test_weight_decay_only_on_weight_matrices_and_convolutions(small_data, tmp_path):
+    """In the saved optimizer state every parameter's moment has the parameter's shape: the groups that
+    decay hold only 2+-dimensional parameters (convolutions, linear weights, the Magic Vec), the others
+    the 1-dimensional ones (biases, batch-norm scales and shifts, the Magic Vec's bias)."""
+    pretrain.train(config(small_data, tmp_path / "run", 2, export=False))
+    state = torch.load(tmp_path / "run" / "checkpoint.pt", weights_only=False)["optimizer"]
+    net = AllMovesNet(TINY)
+    seen = 0
+    for group in state["param_groups"]:
+        dims = {state["state"][i]["exp_avg"].dim() for i in group["params"]}
+        assert (group["weight_decay"] > 0) == (min(dims) >= 2), (group["weight_decay"], dims)
+        seen += len(group["params"])
+    assert seen == len(list(net.parameters()))
+    assert any(g["weight_decay"] == 0 for g in state["param_groups"])  # biases exist, so a group without decay
+
+
+def test_trainer_is_usable_without_pretraining(small_data, tmp_path):
+    """What the RL learner needs: a Trainer over any loss function and batches; a checkpoint restores its
+    weights, optimizer state and step into a fresh Trainer, and refuses one of another run."""
+    import torch.nn.functional as F
+
+    from train.trainer import Trainer
+
+    data = TeacherData([small_data])
+    batch = pretrain.batch_tensors(data.gather(data.train_index[:32]).batch())
+
+    def played_move_loss(model, b):  # cross-entropy toward the played move alone
+        advantage, state = model(b["features"], b["legal"])
+        z = (advantage + state[:, None]).masked_fill(~b["legal_mask"], -1e4)
+        loss = F.cross_entropy(z, b["teacher"])
+        return {"loss": loss, "z": z, "target": b["result"], "has_target": b["result_known"]}
+
+    cfg = pretrain.TrainConfig(net=TINY, steps=10, warmup=1)
+    torch.manual_seed(0)
+    trainer = Trainer(AllMovesNet(TINY), cfg, played_move_loss)
+    first = trainer.step(batch)["loss"].item()
+    for _ in range(4):
+        last = trainer.step(batch)["loss"].item()
+    assert last < first and trainer.steps_done == 5
+    assert 0 <= trainer.validate([batch])["agreement"] <= 1
+    trainer.save(tmp_path / "ckpt.pt")
+    fresh = Trainer(AllMovesNet(TINY), cfg, played_move_loss)
+    fresh.load(tmp_path / "ckpt.pt")
+    assert fresh.steps_done == 5
+    assert all(torch.equal(a, b) for a, b in zip(fresh.net.state_dict().values(), trainer.net.state_dict().values(),
+                                                  strict=True))
+    assert fresh.step(batch)["loss"].item() == pytest.approx(trainer.step(batch)["loss"].item(), abs=1e-6)
+    other = Trainer(AllMovesNet(TINY), pretrain.TrainConfig(net=TINY, steps=20, warmup=1), played_move_loss)
+    with pytest.raises(ValueError, match="steps 10 -> 20"):
+        other.load(tmp_path / "ckpt.pt")

@@ -14,6 +14,7 @@ from messiah.paths import SHARED_DATA
 from train.data import (
     HCPE,
     TeacherData,
+    append_game_index,
     count_games,
     make_batch,
     mirror_batch,
@@ -222,14 +223,20 @@ def test_csa_games_decode_like_the_hcpe_they_were_written_from(tmp_path):
     assert val[0] in got.game_starts and len(train) + len(val) == len(got.records)
 
 
-def test_unfinished_game_is_a_draw_unless_it_ends_in_mate(tmp_path):
+def test_unfinished_game_has_no_known_result_unless_it_ends_in_mate(tmp_path):
     games = floodgate_games(8)
     mated = next(g for g in games if played_moves(g)[1].is_game_over())
     unfinished = next(g for g in games if not played_moves(g)[1].is_game_over())
     write_csa(tmp_path / "open.csa", [mated, unfinished], endgame=False)
-    results = read_game_records(tmp_path / "open.csa")["gameResult"]
+    games_read = read_games(tmp_path / "open.csa")
+    results = games_read.records["gameResult"]
     assert set(results[: len(mated)]) == {mated["gameResult"][0]}
     assert set(results[len(mated) :]) == {cshogi.DRAW}
+    # the unfinished game's draw is no result: training must not aim its value at 0.5
+    known = games_read.result_known
+    assert known[: len(mated)].all() and not known[len(mated) :].any()
+    write_csa(tmp_path / "resigned.csa", [unfinished], endgame=True)
+    assert read_games(tmp_path / "resigned.csa").result_known.all()
 
 
 @pytest.mark.parametrize("suffix", [".kif", ".kifu"])
@@ -314,6 +321,33 @@ def test_count_games_finds_the_floodgate_games():
     assert count_games(records) == starts
 
 
+def test_a_game_index_gives_exact_boundaries_where_guessing_fails(tmp_path):
+    """Every third position of six floodgate games (3 plies apart, as in psv files with unscored plies):
+    the guess cannot follow a game and splits by position, and says so; the game index beside the file
+    (what gensfen writes) gives the exact games."""
+    import warnings
+
+    gapped = [game[::3] for game in floodgate_games(6)]
+    path = tmp_path / "gapped.hcpe"
+    np.concatenate(gapped).tofile(path)
+    starts = np.cumsum([0] + [len(g) for g in gapped])[:-1].tolist()
+    with pytest.warns(UserWarning, match="gapped.hcpe: no game index .* games guessed"):
+        guessed = TeacherData([path], val_fraction=0.3)
+    val = guessed.val_index[:, 1]
+    assert guessed.val_games == [len(val)]  # every position taken for a game of its own
+    assert val[0] not in starts  # so the split cuts a game in two
+    append_game_index(path, [len(g) for g in gapped[:2]])
+    append_game_index(path, [len(g) for g in gapped[2:]])
+    assert read_records(path).game_starts.tolist() == starts
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        exact = TeacherData([path], val_fraction=0.3)
+    assert exact.val_index[0, 1] in starts and exact.val_games == [None]
+    append_game_index(path, [5])  # an index that no longer fits the file is ignored, with a warning
+    with pytest.warns(UserWarning, match="gapped.hcpe.games: covers"):
+        assert read_records(path).game_starts is None
+
+
 def test_teacher_data_mixes_formats(tmp_path):
     games = floodgate_games(3)
     write_csa(tmp_path / "three.csa", games)
@@ -361,3 +395,27 @@ def test_teacher_records_written_as_psv_read_back_the_same(tmp_path):
     back = read_records(tmp_path / "teacher.bin")
     assert back[:].tobytes() == records.tobytes()
     assert split_by_game(back, 0.2)[1][0] == split_by_game(records, 0.2)[1][0]
+
+
+def test_a_batch_and_an_evaluation_decode_each_record_once(monkeypatch, tmp_path):
+    """Building a batch or evaluating a file decodes each hcp record once (it was twice: once for the
+    planes, once for the legal moves)."""
+    calls = {"n": 0}
+
+    class CountingBoard(cshogi.Board):
+        def set_hcp(self, hcp):
+            calls["n"] += 1
+            return super().set_hcp(hcp)
+
+    records = np.array(read_hcpe(TEACHER)[3000:3100])
+    monkeypatch.setattr(cshogi, "Board", CountingBoard)
+    make_batch(records)
+    assert calls["n"] == len(records)
+    pytest.importorskip("onnxruntime")
+    from messiah.evaluate import evaluate_file
+
+    path = tmp_path / "some.hcpe"
+    records.tofile(path)
+    calls["n"] = 0
+    evaluate_file(None, str(path), threads=1)
+    assert calls["n"] <= len(records) + 2  # opening the file decodes its first record to check it

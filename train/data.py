@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -27,7 +28,7 @@ import cshogi.CSA
 import cshogi.KIF
 import numpy as np
 
-from messiah.features import hcp_arrays, mirror_planes, planes
+from messiah.features import PositionArrays, mirror_planes, planes
 from messiah.moves import legal_move_indices, mirror_indices, move_indices, pad_indices
 
 HCPE = cshogi.HuffmanCodedPosAndEval
@@ -169,6 +170,7 @@ class _Game:
     moves: list[int]  # cshogi moves
     result: int  # hcpe gameResult
     scores: list[int | None]  # black's-view score of the position before each move, None where absent
+    result_known: bool  # False for a game that stopped without a result (CSA %CHUDAN or none, KIF none)
 
 
 def _csa_scores(parser: cshogi.CSA.Parser) -> list[int | None]:
@@ -226,30 +228,33 @@ def _parse_games(path: Path) -> list[_Game]:
             parsed = cshogi.CSA.Parser.parse_str(text)
         except (ValueError, RuntimeError) as e:
             raise ValueError(f"{path}: not a CSA record: {e}") from None
-        return [_Game(p.sfen, list(p.moves), int(p.win), _csa_scores(p)) for p in parsed if p.sfen]
+        return [_Game(p.sfen, list(p.moves), int(p.win), _csa_scores(p), p.endgame not in ("", "%CHUDAN"))
+                for p in parsed if p.sfen]
     text = _decode_text(path, ("utf-8-sig",) if suffix == ".kifu" else ("utf-8-sig", "cp932"))
     try:
         p = cshogi.KIF.Parser.parse_str(text)
     except Exception as e:  # the KIF parser raises KeyError, ValueError, IndexError, ParserException...
         raise ValueError(f"{path}: not a KIF record: {type(e).__name__}: {e}") from None
     result = cshogi.DRAW if p.win is None else int(p.win)
-    return [_Game(p.sfen, list(p.moves), result, [None] * len(p.moves))]
+    return [_Game(p.sfen, list(p.moves), result, [None] * len(p.moves), p.win is not None)]
 
 
 @dataclass
 class GameRecords:
     """Positions of game records as hcpe, with what hcpe cannot say: where games start and which
-    records carry an eval."""
+    records carry an eval and a result."""
 
     records: np.ndarray  # HCPE
     game_starts: np.ndarray  # int64 index of each game's first record
     eval_known: np.ndarray  # bool per record
+    result_known: np.ndarray  # bool per record: False for a game that stopped without a result
 
 
 def read_games(path: str | os.PathLike) -> GameRecords:
     """Every position of every game of a CSA or KIF file, with the move played from it and the game's
     result; evals from CSA '** score' comments where present (0 otherwise). A game with no result (or
-    an interrupted one) gets a draw, unless its last position is checkmate: then the mover won.
+    an interrupted one) is marked ``result_known`` False (its gameResult says draw), unless its last
+    position is checkmate: then the mover won.
 
     Raises ValueError naming the file (and game and move) for a file with no game, an unreadable file or
     an illegal move."""
@@ -257,7 +262,7 @@ def read_games(path: str | os.PathLike) -> GameRecords:
     games = _parse_games(path)
     if not any(g.moves for g in games):
         raise ValueError(f"{path}: no game with moves (empty, or not a {path.suffix} record)")
-    hcps, evals, moves16, results, known, starts = [], [], [], [], [], []
+    hcps, evals, moves16, results, known, starts, results_known = [], [], [], [], [], [], []
     hcp = np.empty(1, cshogi.HuffmanCodedPos)
     for number, game in enumerate(games, 1):
         if not game.moves:
@@ -277,16 +282,18 @@ def read_games(path: str | os.PathLike) -> GameRecords:
             known.append(score is not None)
             moves16.append(cshogi.move16(move))
             board.push(move)
-        result = game.result
+        result, result_known = game.result, game.result_known
         if result == cshogi.DRAW and board.is_game_over():  # mated: the side that just moved won
             result = cshogi.WHITE_WIN if board.turn == cshogi.BLACK else cshogi.BLACK_WIN
+            result_known = True
+        results_known += [result_known] * (len(hcps) - len(results))
         results += [result] * (len(hcps) - len(results))
     out = np.zeros(len(hcps), HCPE)
     out["hcp"] = np.array(hcps)
     out["eval"] = evals
     out["bestMove16"] = np.array(moves16, np.uint16).view(np.int16)
     out["gameResult"] = results
-    return GameRecords(out, np.array(starts, np.int64), np.array(known, bool))
+    return GameRecords(out, np.array(starts, np.int64), np.array(known, bool), np.array(results_known, bool))
 
 
 def read_game_records(path: str | os.PathLike) -> np.ndarray:
@@ -297,7 +304,7 @@ def read_game_records(path: str | os.PathLike) -> np.ndarray:
 def read_jsonl(path: str | os.PathLike) -> GameRecords:
     """Positions from a jsonl file, one JSON object a line with ``sfen`` and ``bestmove`` (USI) keys and
     an optional ``eval`` (centipawns for the side to move); blank lines are skipped. Every record is its
-    own game with result 0 (unknown). ValueError naming the file and line for a line that is not JSON,
+    own game, with no result (``result_known`` False). ValueError naming the file and line for a line that is not JSON,
     lacks a key, has a malformed sfen or a bestmove that is not legal there."""
     path = Path(path)
     text = _decode_text(path, ("utf-8-sig",))
@@ -344,24 +351,26 @@ def read_jsonl(path: str | os.PathLike) -> GameRecords:
     out["hcp"] = np.array(hcps)
     out["eval"] = evals
     out["bestMove16"] = np.array(moves16, np.uint16).view(np.int16)
-    return GameRecords(out, np.arange(len(out)), np.array(known, bool))
+    return GameRecords(out, np.arange(len(out)), np.array(known, bool), np.zeros(len(out), bool))
 
 
 class Records:
     """One data file of any supported format seen as hcpe records: ``len()``, and indexing by an int, a
     slice or an index array returns an hcpe array (psv rows are converted as they are gathered).
 
-    ``has_evals``: whether the file carries teacher evals at all; ``eval_known`` (per record, or None
-    when the answer is the same for every record); ``game_starts``: the first record of each game where
-    the format says so (game records, jsonl), None where games must be inferred (hcpe, psv)."""
+    ``has_evals``: whether the file carries teacher evals at all; ``eval_known`` and ``result_known``
+    (per record, or None when the answer is the same for every record: hcpe and psv always have a
+    result); ``game_starts``: the first record of each game where the format or a game index beside the
+    file says so (game records, jsonl, gensfen's ``.games``), None where games must be guessed."""
 
     def __init__(self, path: Path, data: np.ndarray, *, psv: bool = False, game_starts: np.ndarray | None = None,
-                 eval_known: np.ndarray | None = None):
+                 eval_known: np.ndarray | None = None, result_known: np.ndarray | None = None):
         self.path = path
         self.data = data
         self.psv = psv
         self.game_starts = game_starts
         self.eval_known = eval_known
+        self.result_known = result_known
 
     def __len__(self) -> int:
         return len(self.data)
@@ -408,19 +417,61 @@ class Records:
             return self.eval_known[index]
         return np.full(len(range(len(self))[index]) if isinstance(index, slice) else len(index), self.has_evals)
 
+    def result_mask(self, index: np.ndarray | slice) -> np.ndarray:
+        """Which of the records at ``index`` carry their game's result."""
+        if self.result_known is not None:
+            return self.result_known[index]
+        return np.ones(len(range(len(self))[index]) if isinstance(index, slice) else len(index), bool)
+
+
+GAME_INDEX_SUFFIX = ".games"
+GAME_INDEX_DTYPE = np.dtype("<u4")
+
+
+def game_index_path(path: str | os.PathLike) -> Path:
+    """Where the game index of a data file lies: beside it, ``NAME.games``."""
+    path = Path(path)
+    return path.with_name(path.name + GAME_INDEX_SUFFIX)
+
+
+def append_game_index(path: str | os.PathLike, lengths: Sequence[int]) -> None:
+    """Append games of these lengths (records each) to the game index of data file ``path``. A writer
+    that knows its games (gensfen, the RL records) calls it after each whole game it appends."""
+    with open(game_index_path(path), "ab") as f:
+        f.write(np.asarray(lengths, GAME_INDEX_DTYPE).tobytes())
+        f.flush()
+        os.fsync(f.fileno())
+
+
+def read_game_index(path: str | os.PathLike, records: int) -> np.ndarray | None:
+    """The first record of each game of data file ``path`` (``records`` long), from its game index: a
+    little-endian uint32 per game, its number of records, in file order. None, with a warning, when the
+    index does not cover the file exactly (it is then of no use); None, silently, when there is none."""
+    index = game_index_path(path)
+    if not index.exists():
+        return None
+    size = index.stat().st_size
+    lengths = np.fromfile(index, GAME_INDEX_DTYPE, count=size // GAME_INDEX_DTYPE.itemsize).astype(np.int64)
+    if size % GAME_INDEX_DTYPE.itemsize or lengths.sum() != records or (lengths == 0).any():
+        warnings.warn(f"{index}: covers {lengths.sum():,} records in {len(lengths):,} games, the file holds "
+                      f"{records:,}: ignored, games are guessed", stacklevel=2)
+        return None
+    return np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+
 
 def read_records(path: str | os.PathLike) -> Records:
     """Open any supported data file by its extension: .hcpe, .psv/.bin (YaneuraOu PackedSfenValue), .csa,
     .kif/.kifu, .jsonl. ValueError naming the file for an unknown extension or a bad file."""
     path = Path(path)
     suffix = path.suffix.lower()
-    if suffix in HCPE_SUFFIXES:
-        return Records(path, read_hcpe(path))
-    if suffix in PSV_SUFFIXES:
-        return Records(path, read_psv(path), psv=True)
+    if suffix in HCPE_SUFFIXES + PSV_SUFFIXES:
+        psv = suffix in PSV_SUFFIXES
+        data = read_psv(path) if psv else read_hcpe(path)
+        return Records(path, data, psv=psv, game_starts=read_game_index(path, len(data)))
     if suffix in CSA_SUFFIXES + KIF_SUFFIXES + JSONL_SUFFIXES:
         games = read_jsonl(path) if suffix in JSONL_SUFFIXES else read_games(path)
-        return Records(path, games.records, game_starts=games.game_starts, eval_known=games.eval_known)
+        return Records(path, games.records, game_starts=games.game_starts, eval_known=games.eval_known,
+                       result_known=games.result_known)
     raise ValueError(f"{path}: unknown data format {suffix!r} (expected one of {', '.join(SUFFIXES)})")
 
 
@@ -464,7 +515,8 @@ def split_by_game(records: np.ndarray | Records, val_fraction: float,
                   game_starts: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
     """Indices of (train, validation): the validation part is the tail of the file, starting at a game
     boundary so that no game is on both sides. ``game_starts`` are known game boundaries; without them
-    positions of a game are taken to be consecutive and a new game starts where :func:`follows` fails."""
+    positions of a game are taken to be consecutive and a new game starts where :func:`follows` fails
+    (a guess: :class:`TeacherData` warns and says how many games it found)."""
     n = len(records)
     cut = int(n * (1 - val_fraction))
     if game_starts is not None:
@@ -493,6 +545,42 @@ def count_games(records: np.ndarray | Records, max_plies: int = 1, chunk: int = 
 
 
 @dataclass
+class Decoded:
+    """hcpe records decoded once: the positions whose teacher move is legal, as arrays, with their legal
+    moves and where the teacher's move sits among them."""
+
+    keep: np.ndarray  # (N,) int64 rows of the records kept (teacher move legal)
+    arrays: PositionArrays  # the kept positions
+    legal: list[tuple[np.ndarray, np.ndarray]]  # per kept position: legal moves (uint32) and their indices
+    teacher: np.ndarray  # (N,) int64 position of the teacher move in its legal list
+
+
+def decode(records: np.ndarray) -> Decoded:
+    """One cshogi decoding per record gives the planes' arrays, the legal moves and the teacher's move.
+    Records whose teacher move is not legal are dropped; ValueError naming a record that is not a
+    position."""
+    arrays = PositionArrays.empty(len(records))
+    board = cshogi.Board()
+    hcps, moves16 = records["hcp"], records["bestMove16"]
+    legal, keep, teacher = [], [], []
+    for i in range(len(records)):
+        try:
+            board.set_hcp(np.asarray(hcps[i]))
+        except RuntimeError as e:
+            raise ValueError(f"record {i} is not a valid HuffmanCodedPos: {e}") from None
+        moves, idx = legal_move_indices(board)
+        where = np.flatnonzero(idx == move_indices(np.array([moves16[i]]), board.turn)[0])
+        if len(where):
+            arrays.set(len(keep), board)
+            keep.append(i)
+            legal.append((moves, idx))
+            teacher.append(where[0])
+    n = len(keep)
+    return Decoded(np.array(keep, np.int64), PositionArrays(arrays.pieces[:n], arrays.hands[:n], arrays.turns[:n]),
+                   legal, np.array(teacher, np.int64))
+
+
+@dataclass
 class Batch:
     features: np.ndarray  # (B, 36, 11, 9) float32
     legal: np.ndarray  # (B, M) int64 move indices, padded with 0
@@ -500,31 +588,23 @@ class Batch:
     teacher: np.ndarray  # (B,) int64 position of the teacher move in ``legal``
     eval_cp: np.ndarray  # (B,) float32 teacher eval for the side to move
     result: np.ndarray  # (B,) float32 1 win / 0.5 draw / 0 loss for the side to move
+    eval_known: np.ndarray  # (B,) bool: the row has a teacher eval (else eval_cp is 0 and means nothing)
+    result_known: np.ndarray  # (B,) bool: the row has its game's result (else result means nothing)
 
 
-def make_batch(records: np.ndarray) -> Batch:
-    """Build a batch from hcpe records. Records whose teacher move is not legal are dropped."""
-    arrays = hcp_arrays(records["hcp"])
-    board = cshogi.Board()
-    legal, keep, teacher = [], [], []
-    for i, rec in enumerate(records):
-        board.set_hcp(rec["hcp"])
-        _, idx = legal_move_indices(board)
-        t = move_indices(np.array([rec["bestMove16"]]), board.turn)[0]
-        where = np.flatnonzero(idx == t)
-        if len(where):
-            keep.append(i)
-            legal.append(idx)
-            teacher.append(where[0])
-    keep = np.array(keep, np.int64)
-    padded, mask = pad_indices(legal)
-    turns = arrays.turns[keep]
-    game_result = records["gameResult"][keep]
+def make_batch(records: np.ndarray, eval_known: np.ndarray | None = None,
+               result_known: np.ndarray | None = None) -> Batch:
+    """Build a batch from hcpe records and the masks of which carry an eval and a result (default: all).
+    Records whose teacher move is not legal are dropped."""
+    d = decode(records)
+    padded, mask = pad_indices([idx for _, idx in d.legal])
+    game_result = records["gameResult"][d.keep]
     winner = np.where(game_result == cshogi.BLACK_WIN, cshogi.BLACK, cshogi.WHITE)
-    result = np.where(game_result == cshogi.DRAW, 0.5, (winner == turns).astype(np.float32))
-    sub = type(arrays)(arrays.pieces[keep], arrays.hands[keep], turns)
-    return Batch(planes(sub), padded, mask, np.array(teacher, np.int64),
-                 records["eval"][keep].astype(np.float32), result.astype(np.float32))
+    result = np.where(game_result == cshogi.DRAW, 0.5, (winner == d.arrays.turns).astype(np.float32))
+    eval_known = np.ones(len(records), bool) if eval_known is None else np.asarray(eval_known, bool)
+    result_known = np.ones(len(records), bool) if result_known is None else np.asarray(result_known, bool)
+    return Batch(planes(d.arrays), padded, mask, d.teacher, records["eval"][d.keep].astype(np.float32),
+                 result.astype(np.float32), eval_known[d.keep], result_known[d.keep])
 
 
 def mirror_batch(batch: Batch, rows: np.ndarray) -> None:
@@ -535,27 +615,68 @@ def mirror_batch(batch: Batch, rows: np.ndarray) -> None:
     batch.legal[rows] = np.where(batch.legal_mask[rows], mirror_indices(batch.legal[rows]), 0)
 
 
+@dataclass
+class Gathered:
+    """Records gathered from several files, with their masks."""
+
+    records: np.ndarray  # HCPE
+    eval_known: np.ndarray  # bool per record
+    result_known: np.ndarray  # bool per record
+
+    def batch(self) -> Batch:
+        return make_batch(self.records, self.eval_known, self.result_known)
+
+
+def gather(files: Sequence[Records], index: np.ndarray) -> Gathered:
+    """Records, and whether each carries an eval and a result, for rows of a (file, record) index array."""
+    out = Gathered(np.empty(len(index), HCPE), np.zeros(len(index), bool), np.zeros(len(index), bool))
+    for f, records in enumerate(files):
+        sel = index[:, 0] == f
+        if sel.any():
+            rows = index[sel, 1]
+            out.records[sel] = records[rows]
+            out.eval_known[sel] = records.eval_mask(rows)
+            out.result_known[sel] = records.result_mask(rows)
+    return out
+
+
 class TeacherData:
     """Data files of any supported format (see :func:`read_records`) as one indexable set of hcpe
     records, with a by-game validation split per file. ``has_evals[f]`` says whether file f carries
-    teacher evals (floodgate and KIF records do not: their eval is 0)."""
+    teacher evals (floodgate and KIF records do not: their eval is 0, and training uses their result).
+
+    Where a file says where its games start (game records, a gensfen game index) the split is exact;
+    where the games must be guessed from consecutive positions, a warning says so and how many games the
+    validation part was found to hold (``val_games[f]``; None where known): a gap of 3+ plies between
+    recorded positions or a shuffled file would make the guess split by position."""
 
     def __init__(self, paths: Sequence[str | os.PathLike], val_fraction: float = 0.05):
         self.files = [read_records(p) for p in paths]
         self.has_evals = [f.has_evals for f in self.files]
+        self.val_games: list[int | None] = []
         train, val = [], []
         for f, records in enumerate(self.files):
             tr, va = split_by_game(records, val_fraction, records.game_starts)
             train.append(np.stack([np.full(len(tr), f), tr], axis=1))
             val.append(np.stack([np.full(len(va), f), va], axis=1))
+            self.val_games.append(None if records.game_starts is not None else self._guessed(records, va))
         self.train_index = np.concatenate(train or [np.empty((0, 2))]).astype(np.int64).reshape(-1, 2)
         self.val_index = np.concatenate(val or [np.empty((0, 2))]).astype(np.int64).reshape(-1, 2)
 
+    @staticmethod
+    def _guessed(records: Records, val: np.ndarray) -> int:
+        """Count the games of a validation part whose boundaries were guessed, and warn."""
+        games = count_games(records[val], max_plies=2) if len(val) else 0
+        mean = f", {len(val) / games:.1f} positions a game" if games else ""
+        warnings.warn(f"{records.path}: no game index ({game_index_path(records.path).name}); games guessed from "
+                      f"consecutive positions: the validation part holds {len(val):,} positions of {games:,} "
+                      f"games{mean}", stacklevel=3)
+        return games
+
+    def gather(self, index: np.ndarray) -> Gathered:
+        """Records and their masks for rows of a (file, record) index array."""
+        return gather(self.files, index)
+
     def records(self, index: np.ndarray) -> np.ndarray:
         """Gather records for rows of a (file, record) index array."""
-        out = np.empty(len(index), HCPE)
-        for f, records in enumerate(self.files):
-            sel = index[:, 0] == f
-            if sel.any():
-                out[sel] = records[index[sel, 1]]
-        return out
+        return self.gather(index).records

@@ -6,7 +6,8 @@ move at a fixed depth or node count. Every position from ply 16 on that the engi
 hcpe record: the position, the engine's eval for the side to move in centipawns (mate +-30000), its best
 move (cshogi move16) and, once the game is over, the game's result. A random move at ply 16 or later is
 played after the engine has searched (and so recorded) its position, so a game's records are one ply
-apart and games can be told apart in the file (:func:`train.data.count_games`).
+apart. Each game's length is appended to the game index beside the file (``OUT.games``, see
+:func:`train.data.read_game_index`), so readers know the games exactly instead of guessing them.
 
 Games end by checkmate, ``bestmove resign``, ``bestmove win`` (an entering-king declaration, a loss if
 the position does not qualify), the first repetition (cshogi's ``is_draw``: a draw, or a win for the
@@ -14,8 +15,9 @@ side suffering perpetual check), adjudication (6 consecutive searched plies with
 same side: that side wins) or a draw at ply 320. These are the rules of the shared teacher data.
 
 Workers are processes with an engine each. The parent appends each finished game to the output with one
-write, then flush and fsync, so an interruption loses at most the games in progress; a trailing partial
-record is cut off on the next start, and rerunning the same command continues toward its target.
+write, then fsync, then its length to the game index, so an interruption loses at most the games in
+progress; a trailing partial record is cut off on the next start (and a game whose length did not reach
+the index is added to it), and rerunning the same command continues toward its target.
 """
 
 from __future__ import annotations
@@ -40,7 +42,17 @@ import numpy as np
 from cshogi.usi import Engine, InfoListener
 from tqdm import tqdm
 
-from train.data import HCPE, MATE_EVAL, check_hcpe, count_games, is_legal, read_records
+from train.data import (
+    HCPE,
+    MATE_EVAL,
+    append_game_index,
+    check_hcpe,
+    count_games,
+    game_index_path,
+    is_legal,
+    read_game_index,
+    read_records,
+)
 
 DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
 OPENING_PLIES = 24  # random opening moves fall within these plies
@@ -327,7 +339,24 @@ def prepare_output(path: Path) -> int:
         warnings.warn(f"{path}: cutting off a partial record of {partial} bytes (an interrupted write)",
                       stacklevel=3)
         os.truncate(path, whole * HCPE.itemsize)
+    _complete_game_index(path, whole)
     return whole
+
+
+def _complete_game_index(path: Path, records: int) -> None:
+    """Bring the game index up to the file: a game written just before an interruption, whose length did
+    not reach the index, is one whole game (the file grows by whole games). A file without an index (an
+    older gensfen's) gets none: its games are guessed."""
+    index = game_index_path(path)
+    if not index.exists() and records:
+        return
+    covered = int(np.fromfile(index, np.uint32).sum()) if index.exists() else 0
+    if covered < records:
+        append_game_index(path, [records - covered])
+    elif covered > records:
+        warnings.warn(f"{index}: covers {covered:,} records, the file holds {records:,}; removing it (the games "
+                      "will be guessed)", stacklevel=4)
+        index.unlink()
 
 
 def _write_all(fd: int, data: bytes) -> None:
@@ -363,7 +392,11 @@ def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: di
     path = Path(out)
     path.parent.mkdir(parents=True, exist_ok=True)
     have_positions = prepare_output(path)
-    have_games = 0 if have_positions == 0 else count_games(read_records(path)) if games is not None else None
+    if games is not None and have_positions:
+        starts = read_game_index(path, have_positions)
+        have_games = count_games(read_records(path)) if starts is None else len(starts)
+    else:
+        have_games = 0 if have_positions == 0 else None
     counts = {"positions": have_positions, "games": have_games, "new_positions": 0, "new_games": 0,
               "endings": Counter(), "seconds": 0.0}
 
@@ -414,6 +447,7 @@ def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: di
                     continue  # a game over before its first recorded ply
                 _write_all(fd, payload)  # one write per game: the file only ever grows by whole games
                 os.fsync(fd)
+                append_game_index(path, [n])
                 counts["positions"] += n
                 counts["new_positions"] += n
                 counts["new_games"] += 1

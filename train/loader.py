@@ -10,7 +10,7 @@ wait per batch by about a third on a loaded 2-core machine.
 
 Workers are started with ``forkserver`` (``spawn`` where there is none), not ``fork``: the feature
 planes' numba kernels run on an OpenMP pool, and GNU OpenMP aborts a child forked from a process that
-already used it. The record arrays travel to the workers as file names when they are memory maps.
+already used it. The records travel to the workers as file names when they are memory maps (``Records`` pickles so).
 """
 
 from __future__ import annotations
@@ -22,7 +22,7 @@ from dataclasses import fields
 import numpy as np
 import torch
 
-from train.data import HCPE, Batch, make_batch, mirror_batch
+from train.data import Batch, Records, gather, mirror_batch
 
 
 def batch_tensors(batch: Batch) -> dict[str, torch.Tensor]:
@@ -51,33 +51,10 @@ def unpack(packed: Packed) -> dict[str, torch.Tensor]:
     return {name: buffer[o : o + n].view(dtype).reshape(shape) for name, dtype, shape, o, n in where}
 
 
-def gather(files: Sequence[np.ndarray], index: np.ndarray) -> np.ndarray:
-    """Records for rows of a (file, record) index array."""
-    out = np.empty(len(index), HCPE)
-    for f, records in enumerate(files):
-        sel = index[:, 0] == f
-        out[sel] = records[index[sel, 1]]
-    return out
-
-
-def _portable(records: np.ndarray) -> object:
-    """A memory map as what reopens it (so pickling it to a worker does not copy the file)."""
-    if isinstance(records, np.memmap) and records.filename:
-        return ("memmap", records.filename, records.offset, records.shape)
-    return records
-
-
-def _reopen(item: object) -> np.ndarray:
-    if isinstance(item, tuple) and item[0] == "memmap":
-        _, filename, offset, shape = item
-        return np.memmap(filename, HCPE, mode="r", offset=offset, shape=shape)
-    return item
-
-
 class StepBatches(torch.utils.data.Dataset):
     """Map-style dataset over steps: ``dataset[k]`` is training batch k of this rank, as CPU tensors."""
 
-    def __init__(self, files: Sequence[np.ndarray], index: np.ndarray, batch_size: int, seed: int, rank: int = 0,
+    def __init__(self, files: Sequence[Records], index: np.ndarray, batch_size: int, seed: int, rank: int = 0,
                  mirror: bool = False):
         self.files, self.index, self.batch_size, self.seed, self.rank = list(files), index, batch_size, seed, rank
         self.mirror = mirror  # mirror each position left-right with probability 1/2
@@ -93,16 +70,10 @@ class StepBatches(torch.utils.data.Dataset):
 
     def __getitem__(self, step: int) -> dict[str, torch.Tensor]:
         rows, rng = self._draw(step)
-        batch = make_batch(gather(self.files, rows))
+        batch = gather(self.files, rows).batch()
         if self.mirror:
             mirror_batch(batch, rng.random(len(batch.teacher)) < 0.5)
         return batch_tensors(batch)
-
-    def __getstate__(self) -> dict:
-        return {**self.__dict__, "files": [_portable(r) for r in self.files]}
-
-    def __setstate__(self, state: dict) -> None:
-        self.__dict__ = {**state, "files": [_reopen(r) for r in state["files"]]}
 
 
 class _PackedSteps(torch.utils.data.Dataset):
