@@ -412,10 +412,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--model", help="ONNX model (default: the shipped one)")
     p.add_argument("--data", required=True, help="hcpe, psv/bin, CSA, KIF/KIFU or jsonl (sfen, bestmove, eval) file")
     p.add_argument("--limit", type=int, default=0, help="evaluate the first N positions only")
-    p.add_argument("--threads", type=int, default=0)
+    p.add_argument("--threads", type=int, default=0, help="onnxruntime threads (0: its default)")
     p.add_argument("--scale", type=float, default=TEACHER_SCALE,
                    help="cp per logit of the data's evals (default: %(default)s, the teacher data's)")
-    p.add_argument("--json", action="store_true")
+    p.add_argument("--json", action="store_true", help="print the figures as one JSON object")
     p.set_defaults(func=_evaluate)
 
     p = sub.add_parser("gensfen", help="teacher data (hcpe) from a USI engine's self-play; resumable")

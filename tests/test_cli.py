@@ -53,7 +53,7 @@ def test_every_flag_has_help_and_shows_its_default():
                for name, command in subcommands.choices.items() for action in command._actions
                if not isinstance(action, argparse._HelpAction) and not action.help]
     assert not missing, missing
-    assert "(default: alphabeta)" in subcommands.choices["analyze"].format_help()
+    assert "(default: puct)" in subcommands.choices["analyze"].format_help()
 
 
 def test_one_default_search_everywhere():
