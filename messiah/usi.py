@@ -422,6 +422,7 @@ class UsiEngine:
             return
         if self._pondering or self._infinite:
             self._finish_search()
+            return
         self._thread.join()
         self._thread = None
 

@@ -246,6 +246,24 @@ def test_piped_commands_during_a_search_are_queued_not_dropped():
     assert board.move_from_usi(best[1]) in set(board.legal_moves)  # white's move: the second position was used
 
 
+@pytest.mark.parametrize("endless", ["go infinite", "go ponder byoyomi 1000"])
+def test_a_position_during_an_endless_search_stops_it_and_is_taken(endless):
+    """A GUI sends stop first; one that does not still gets the old search's bestmove, then the new one's."""
+    e, out = engine()
+    e.handle("position startpos")
+    e.handle(endless)
+    time.sleep(0.2)
+    e.handle("position startpos moves 7g7f")
+    e.handle("go nodes 30")
+    finish(e)
+    assert not [x for x in out if "error" in x], [x for x in out if "error" in x]
+    best = [x.split()[1] for x in out if x.startswith("bestmove")]
+    board = cshogi.Board()
+    assert len(best) == 2 and board.move_from_usi(best[0]) in set(board.legal_moves)
+    board.push_usi("7g7f")
+    assert board.move_from_usi(best[1]) in set(board.legal_moves)
+
+
 def test_go_infinite_with_a_depth_waits_for_stop():
     e, out = engine()
     e.handle("position startpos")
