@@ -65,9 +65,9 @@ def fifty_percent(rows: list[dict]) -> str:
             share = 0.5 if not (math.isfinite(a) and math.isfinite(b)) or a == b else a / (a - b)
             return f"between {lower['rung']} and {upper['rung']} ({100 * share:.0f}% of the way up)"
     if rows and all(r["score"] >= 0.5 for r in rows):
-        return f"above the whole ladder ({rows[-1]['rung']} scored {100 * rows[-1]['score']:.0f}%)"
+        return f"above every rung played ({rows[-1]['rung']} scored {100 * rows[-1]['score']:.0f}%)"
     if rows and all(r["score"] < 0.5 for r in rows):
-        return f"below the whole ladder ({rows[0]['rung']} scored {100 * rows[0]['score']:.0f}%)"
+        return f"below every rung played ({rows[0]['rung']} scored {100 * rows[0]['score']:.0f}%)"
     return "not monotonic: " + ", ".join(f"{r['rung']} {100 * r['score']:.0f}%" for r in rows)
 
 

@@ -25,8 +25,8 @@ def test_only_rungs_near_even_get_more_games():
 def test_fifty_percent_is_interpolated_by_elo_between_the_rungs_around_it():
     rows = [row("a", 19, 1, 400.0), row("b", 15, 5, 100.0), row("c", 5, 15, -300.0), row("d", 0, 20, -math.inf)]
     assert fifty_percent(rows) == "between b and c (25% of the way up)"
-    assert fifty_percent(rows[:2]).startswith("above the whole ladder")
-    assert fifty_percent(rows[2:]).startswith("below the whole ladder")
+    assert fifty_percent(rows[:2]).startswith("above every rung played")
+    assert fifty_percent(rows[2:]).startswith("below every rung played")
 
 
 def test_table_shows_each_rung_with_its_interval():
