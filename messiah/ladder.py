@@ -106,7 +106,7 @@ def ladder_png(rows: list[dict], path: str | Path) -> Path:
     ax2.errorbar(xs, elo, yerr=[[e - lo for e, lo in zip(elo, low, strict=True)],
                                 [h - e for e, h in zip(elo, high, strict=True)]], fmt="o", capsize=4)
     ax2.axhline(0, color="grey", ls="--")
-    ax2.set_ylabel(f"Elo of messiah - opponent (95% interval, clipped at +-{clip})")
+    ax2.set_ylabel(f"messiah's Elo, 95% interval (clip {clip})")
     for ax in (ax1, ax2):
         ax.set_xticks(list(xs), names, rotation=30, ha="right")
     fig.tight_layout()
