@@ -114,15 +114,19 @@ def test_engine_coefficients_print_the_fitted_win_rate_on_the_teacher_curve():
 def exact_gsprt(counts: list[int], elo0: float, elo1: float) -> float:
     """The GSPRT's LLR without the normal approximation: each hypothesis's maximum-likelihood pentanomial
     distribution with the expected score it requires (p_j proportional to f_j / (1 + lambda (x_j - s)))."""
-    from scipy.optimize import brentq
-
     x = np.array([0.0, 0.25, 0.5, 0.75, 1.0])
     n = sum(counts)
     f = np.array(counts, dtype=float) / n
 
     def fitted(score: float) -> np.ndarray:
         d = x - score
-        lam = brentq(lambda t: float(np.sum(f * d / (1 + t * d))), -1 / d.max() + 1e-9, -1 / d.min() - 1e-9)
+        low, high = -1 / d.max() + 1e-12, -1 / d.min() - 1e-12  # where every probability stays positive
+        for _ in range(200):  # bisection: the constraint's sum falls as lambda rises
+            lam = (low + high) / 2
+            if np.sum(f * d / (1 + lam * d)) > 0:
+                low = lam
+            else:
+                high = lam
         return f / (1 + lam * d)
 
     s0, s1 = (1 / (1 + 10 ** (-e / 400)) for e in (elo0, elo1))
