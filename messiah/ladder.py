@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from messiah.match import MatchConfig, play_match, summarize
+from messiah.match import MatchConfig, elo_text, play_match, summarize
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
@@ -71,17 +71,14 @@ def fifty_percent(rows: list[dict]) -> str:
     return "not monotonic: " + ", ".join(f"{r['rung']} {100 * r['score']:.0f}%" for r in rows)
 
 
-def _elo(x: float) -> str:
-    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-
-
 def ladder_table(rows: list[dict]) -> str:
     """The rows as a Markdown table, messiah's view."""
     lines = ["| opponent | games | W-L-D | score | Elo (95% interval) | lost on time / illegal |",
              "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['rung']} | {r['games']} | {r['wins']}-{r['losses']}-{r['draws']} | "
-                     f"{100 * r['score']:.1f}% | {_elo(r['elo'])} ({_elo(r['elo_low'])} .. {_elo(r['elo_high'])}) | "
+                     f"{100 * r['score']:.1f}% | {elo_text(r['elo'])} "
+                     f"({elo_text(r['elo_low'])} .. {elo_text(r['elo_high'])}) | "
                      f"{r['forfeits'][0]} |")
     return "\n".join(lines)
 

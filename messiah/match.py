@@ -298,17 +298,19 @@ def _colour(games: list[Game], black: bool) -> str:
     return "-".join(str(sum(g.outcome == o for g in mine)) for o in ("win", "loss", "draw"))
 
 
+def elo_text(x: float) -> str:
+    """An Elo difference or bound as text: signed, +inf/-inf for an all-won or all-lost match."""
+    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+
+
 def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
     """The summary as text, first engine's view."""
-    def signed(x: float) -> str:
-        return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
-
     clock = (f"byoyomi {cfg.byoyomi} ms" if cfg.byoyomi else "") + (f" time {cfg.time} ms" if cfg.time else "") + \
         (f" inc {cfg.inc} ms" if cfg.inc else "")
     lines = [f"{names[0]} vs {names[1]}: {summary['games']} games, {clock.strip()}",
              f"W-L-D {summary['wins']}-{summary['losses']}-{summary['draws']}  score {100 * summary['score']:.1f}%",
-             f"Elo difference {signed(summary['elo'])} (95% interval {signed(summary['elo_low'])} .. "
-             f"{signed(summary['elo_high'])})",
+             f"Elo difference {elo_text(summary['elo'])} (95% interval {elo_text(summary['elo_low'])} .. "
+             f"{elo_text(summary['elo_high'])})",
              f"as black W-L-D {summary['black']}, as white {summary['white']}, "
              f"mean length {summary['mean_plies']:.0f} plies",
              "endings: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(summary["endings"].items())),

@@ -26,7 +26,7 @@ from messiah.evaluator import Evaluator
 from messiah.mate import solve_mate
 from messiah.position import PositionError, parse_position
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
-from search import DEFAULT_SEARCH
+from search import DEFAULT_SEARCH, Limits, make_searcher
 from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
@@ -82,8 +82,8 @@ class Option:
     def parse(self, name: str, value: str) -> object:
         """The option's value from ``value``; raises UsiError (the option stays unchanged)."""
         if self.kind == "spin":
-            number = parse_int(value, name) if INTEGER.fullmatch(value) else None
-            if number is None or not self.low <= number <= self.high:
+            number = parse_int(value, name) if INTEGER.fullmatch(value) else self.low - 1
+            if not self.low <= number <= self.high:
                 raise UsiError(f"{name} must be an integer {self.low}..{self.high}, got {value[:40]!r} (unchanged)")
             return number
         if self.kind == "check":
@@ -254,8 +254,6 @@ class UsiEngine:
                 raise UsiError(f"cannot load the model: {one_line(e)}") from None
             self.searcher = None
         if self.searcher is None:
-            from search import make_searcher
-
             half = self.options["USI_Hash"] * 2**20 // 2  # the table gets half, the evaluation cache half
             extra: dict[str, float] = {"hash_entries": half // HASH_ENTRY_BYTES}
             if self.options["Search"] == "ucb1":
@@ -307,8 +305,6 @@ class UsiEngine:
             deadline = None if mate_ms is None else time.perf_counter() + max(0, mate_ms) / 1000
             self._start(self._mate, board, deadline)
             return
-        from search import Limits
-
         try:
             self._load()
         except UsiError as e:
