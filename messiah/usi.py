@@ -264,6 +264,10 @@ class UsiEngine:
             self.searcher = make_searcher(self.options["Search"], self.evaluator,
                                           mate_nodes=self.options["MateNodes"], **extra)
             self.searcher.cache.max_entries = max(1, half // CACHE_ENTRY_BYTES)
+            # A tiny search now compiles (numba) what the first timed move would otherwise compile on its
+            # clock: on a fresh install that made the first byoyomi move 240 ms late.
+            self.searcher.search(cshogi.Board(), Limits(nodes=2))
+            self.searcher.new_game()
         self.searcher.multipv = self.options["MultiPV"]
         self.searcher.draw_ply = self.options["MaxMovesToDraw"]
         self.scale = WinRateScale.from_options(self.options["ScoreScale"], self.options["ScoreBias"])
