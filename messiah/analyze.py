@@ -10,8 +10,8 @@ import numpy as np
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.picture import MovePicture
 from messiah.position import PositionError, parse_position
-from search import DEFAULT_SEARCH
-from search.base import SearchResult
+from messiah.search import DEFAULT_SEARCH
+from messiah.search.base import SearchResult
 
 
 def read_position(position: str) -> cshogi.Board:
@@ -67,7 +67,7 @@ class Analysis:
 def search_board(board: cshogi.Board, evaluator: Evaluator, search: str = DEFAULT_SEARCH, nodes: int | None = None,
                  movetime: int | None = None, depth: int | None = None) -> Analysis:
     """Score every legal move of ``board`` and search it within the limits (movetime in milliseconds)."""
-    from search import Limits, make_searcher
+    from messiah.search import Limits, make_searcher
 
     scores = evaluator.score(board)
     result = make_searcher(search, evaluator).search(

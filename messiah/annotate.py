@@ -23,8 +23,8 @@ from cshogi import CSA, KIF
 from tqdm import tqdm
 
 from messiah.evaluator import Evaluator
+from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
 from messiah.winrate import MESSIAH
-from search import DEFAULT_SEARCH, Limits, make_searcher
 
 MARKS = ("▲", "△")  # black, white: the KIF symbols (the shogi ☗☖ are not in KIF's Shift_JIS)
 # cshogi's CSA end-of-game codes that KIF.Exporter.end can write.

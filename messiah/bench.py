@@ -158,8 +158,8 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
 def scalar_twin(evaluator: Evaluator, directory: str) -> ScalarEvaluator | None:
     """A scalar twin with the evaluator's architecture, or None when torch is not installed."""
     try:
-        from models.export import export_onnx
-        from models.net import NetConfig, ScalarNet
+        from messiah.models.export import export_onnx
+        from messiah.models.net import NetConfig, ScalarNet
     except ImportError:
         return None
     config = NetConfig(**evaluator.config)
@@ -171,8 +171,8 @@ def scalar_twin(evaluator: Evaluator, directory: str) -> ScalarEvaluator | None:
 def random_model(arch: str, directory: str) -> Path:
     """An all-moves model with random weights for architecture "LAYERSxCHANNELS" (layers = 1 + 2*blocks),
     to measure speed without training it. Needs torch."""
-    from models.export import export_onnx
-    from models.net import AllMovesNet, NetConfig
+    from messiah.models.export import export_onnx
+    from messiah.models.net import AllMovesNet, NetConfig
 
     layers, channels = (int(x) for x in arch.lower().split("x"))
     if layers < 1 or layers % 2 == 0:
@@ -186,7 +186,7 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
     """Each searcher on every position for ``movetime`` seconds: evaluator calls per second, legal moves
     scored per second, the evaluator's share of the time, and those against the bare batch-1 rate. The
     bandit searches run once per leaf batch size in ``batch_sizes`` (alpha-beta has none)."""
-    from search import Limits, make_searcher
+    from messiah.search import Limits, make_searcher
 
     bare = 1.0 / (_per_call(lambda: [evaluator.score(b) for b in positions.boards], 1) / len(positions.boards))
     out = {"movetime_ms": movetime * 1000, "bare_score_per_s": bare}
@@ -314,8 +314,8 @@ def bench_train(data: list[str], steps: int = 40, workers: tuple[int, ...] = (0,
     and each worker count, ``steps`` timed steps after ``TRAIN_WARMUP`` untimed ones. Needs torch."""
     import torch
 
-    from models.net import NetConfig
-    from train.pretrain import TrainConfig, train
+    from messiah.models.net import NetConfig
+    from messiah.train.pretrain import TrainConfig, train
 
     layers, channels = (int(x) for x in (arch or "7x32").lower().split("x"))
     net = NetConfig(channels=channels, blocks=(layers - 1) // 2)

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from messiah.evaluator import ModelError
+from messiah.train.config import TrainConfig, add_config_arguments, checkpoint_path, config_from_args
 from messiah.winrate import MESSIAH_OPTIONS, TEACHER_SCALE
-from train.config import TrainConfig, add_config_arguments, checkpoint_path, config_from_args
 
 
 def _bench(args: argparse.Namespace) -> None:
@@ -63,7 +63,7 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 def _gensfen(args: argparse.Namespace) -> None:
     from messiah.match import parse_options
-    from train.gensfen import EngineError, gensfen
+    from messiah.train.gensfen import EngineError, gensfen
 
     try:
         counts = gensfen(args.out, engine=args.engine, options=parse_options(args.option), depth=args.depth,
@@ -105,8 +105,8 @@ def _pretrain(args: argparse.Namespace) -> None:
 
 def _pretrain_run(args: argparse.Namespace) -> None:
     _needs_torch("pretrain")
-    from train.pretrain import train
-    from train.trainer import load_checkpoint
+    from messiah.train.pretrain import train
+    from messiah.train.trainer import load_checkpoint
 
     base = None
     if args.resume:  # the run's own configuration; the flags given must not make it another run
@@ -121,7 +121,7 @@ def _pretrain_run(args: argparse.Namespace) -> None:
 
 def _export(args: argparse.Namespace) -> None:
     _needs_torch("export")
-    from train.trainer import export_checkpoint
+    from messiah.train.trainer import export_checkpoint
 
     print(export_checkpoint(args.checkpoint, args.out))
 
@@ -439,7 +439,7 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("pretrain", help="supervised pretraining on teacher data (needs torch); "
                        "under torchrun --nproc_per_node N it trains data-parallel",
                        description="Supervised pretraining (train/pretrain.py). Every flag is a field of "
-                       "train.config.TrainConfig; --resume continues OUT's run with its own configuration.")
+                       "messiah.train.config.TrainConfig; --resume continues OUT's run with its own configuration.")
     add_config_arguments(p)
     p.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint.pt, with "
                    "the configuration saved there; flags that would change the run are refused (default: off)")

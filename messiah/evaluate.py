@@ -19,7 +19,7 @@ def evaluate_file(model: str | None, path: str, limit: int = 0, threads: int = 0
     n counts the positions whose teacher move is legal (records without one, such as a psv record with
     move 0, are skipped, as training skips them). value_mse compares the position's value, max Q, with
     sigmoid(eval / scale) over the positions that carry an eval, and is None when none does."""
-    from train.data import decode, read_records
+    from messiah.train.data import decode, read_records
 
     records = read_records(path)
     total = min(limit, len(records)) if limit else len(records)

@@ -107,7 +107,7 @@ def engine_names(cfg: MatchConfig, commands: tuple[str, str]) -> tuple[str, str]
 def check_engines(commands: tuple[str, str], options: tuple[dict, dict]) -> None:
     """Start each engine once and see it answer usi and isready with its options set. cshogi.cli waits for
     ever on an engine that dies or does not speak USI (the match sat at 0%): this fails at once, naming it."""
-    from train.gensfen import EngineError, UsiEngine
+    from messiah.train.gensfen import EngineError, UsiEngine
 
     for command, opts in zip(commands, options, strict=True):
         try:

@@ -25,9 +25,9 @@ from messiah import __version__
 from messiah.evaluator import Evaluator
 from messiah.mate import solve_mate
 from messiah.position import PositionError, parse_position
+from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
+from messiah.search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
-from search import DEFAULT_SEARCH, Limits, make_searcher
-from search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
 
 ENGINE_NAME = f"messiah {__version__}"
 

@@ -25,7 +25,7 @@ from cshogi import KIF
 from messiah.analyze import search_board
 from messiah.evaluator import Evaluator
 from messiah.picture import CELL, SVG_NS, board_svg, square_centre
-from search import DEFAULT_SEARCH, Limits, make_searcher
+from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
 
 MARKS = ("☗", "☖")
 HAND_LETTERS = "PLNSGBR"  # cshogi's hand piece order

@@ -24,7 +24,7 @@ import torch
 from torch import nn
 
 from messiah.features import FEATURE_VERSION, SHAPE
-from models.net import AllMovesNet, ScalarNet
+from messiah.models.net import AllMovesNet, ScalarNet
 
 OPSET = 18
 

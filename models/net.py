@@ -17,8 +17,8 @@ import torch
 from torch import nn
 
 from messiah.features import NUM_CHANNELS
+from messiah.models.config import NetConfig
 from messiah.moves import NUM_MOVE_INDICES, possible_indices
-from models.config import NetConfig
 
 __all__ = ["AllMovesNet", "Backbone", "NetConfig", "ScalarNet"]
 

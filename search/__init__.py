@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from messiah.evaluator import Evaluator
-from search.alphabeta import AlphaBeta
-from search.base import Limits, Searcher, SearchResult
-from search.mcts import Puct, Ucb1
+from messiah.search.alphabeta import AlphaBeta
+from messiah.search.base import Limits, Searcher, SearchResult
+from messiah.search.mcts import Puct, Ucb1
 
 SEARCHERS: dict[str, type[Searcher]] = {cls.name: cls for cls in (AlphaBeta, Ucb1, Puct)}
 # The strongest search by matches (README, "Which search"): PUCT beat alpha-beta and UCB1 19-1 each at

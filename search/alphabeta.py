@@ -26,7 +26,7 @@ import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator
-from search.base import (
+from messiah.search.base import (
     DRAW,
     MATE,
     MATE_STEP,

@@ -23,7 +23,7 @@ import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
-from search.base import (
+from messiah.search.base import (
     OBVIOUS,
     UNSTABLE,
     InfoCallback,

@@ -10,10 +10,10 @@ torch = pytest.importorskip("torch")
 
 from messiah.evaluator import Evaluator, ModelError, ScalarEvaluator, choose_providers  # noqa: E402
 from messiah.features import board_planes  # noqa: E402
+from messiah.models.export import export_onnx  # noqa: E402
+from messiah.models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
 from messiah.moves import legal_move_indices  # noqa: E402
 from messiah.paths import SHARED_DATA  # noqa: E402
-from models.export import export_onnx  # noqa: E402
-from models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
 
 TEACHER = SHARED_DATA / "teacher" / "teacher_s3.hcpe"
 TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)

@@ -11,7 +11,7 @@ import pytest
 
 from messiah.cli import main
 from messiah.paths import SHARED_DATA
-from train.gensfen import EngineError, gensfen
+from messiah.train.gensfen import EngineError, gensfen
 
 ENGINE = "/usr/games/fairy-stockfish"
 OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"

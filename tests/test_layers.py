@@ -11,12 +11,13 @@ import json, sys
 import cshogi
 import messiah.usi
 from messiah.evaluator import Evaluator
-from search import Limits, make_searcher
+from messiah.search import Limits, make_searcher
 
 for name in ("alphabeta", "ucb1"):
     result = make_searcher(name, Evaluator(None, threads=1)).search(cshogi.Board(), Limits(nodes=300))
     assert result.bestmove in set(cshogi.Board().legal_moves), result.bestmove
-loaded = sorted(m for m in sys.modules if m.split(".")[0] in ("torch", "train", "models"))
+loaded = sorted(m for m in sys.modules if m.split(".")[0] == "torch"
+                or m.startswith(("messiah.train", "messiah.models")))
 print(json.dumps(loaded))
 """
 
@@ -32,7 +33,7 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 LAYERS = [
     {"messiah", "messiah.moves", "messiah.features", "messiah.evaluator", "messiah.winrate", "messiah.paths",
      "messiah.position", "messiah.mate"},
-    {"search", "search.base", "search.alphabeta", "search.mcts"},
+    {"messiah.search", "messiah.search.base", "messiah.search.alphabeta", "messiah.search.mcts"},
     {"messiah.usi"},
 ]
 
@@ -41,12 +42,16 @@ def project_imports(module: str) -> set[str]:
     """The project modules ``module``'s file imports (at any depth of the file, lazy imports included)."""
     import ast
 
-    path = ROOT / (module.replace(".", "/") + ("/__init__.py" if module in ("messiah", "search") else ".py"))
+    parts = module.split(".")
+    if parts[:2] in (["messiah", "search"], ["messiah", "models"], ["messiah", "train"]):
+        parts = parts[1:]  # pyproject's package-dir: messiah.search is the repository's search/
+    path = ROOT.joinpath(*parts)
+    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-        found |= {n for n in names if n.split(".")[0] in ("messiah", "search", "train", "models")}
+        found |= {n for n in names if n.split(".")[0] == "messiah"}
     return found
 
 
@@ -56,3 +61,22 @@ def test_core_search_and_engine_import_only_their_layer_and_below():
         allowed |= layer
         for module in layer:
             assert project_imports(module) <= allowed, (module, project_imports(module) - allowed)
+
+
+def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_path):
+    """Every ML project has a train.py or models.py; run from such a directory, messiah still finds its own."""
+    for name in ("train", "models", "search"):
+        (tmp_path / f"{name}.py").write_text(f"raise ImportError('the user\\'s own {name}.py was imported')\n")
+    code = ("import messiah.usi, messiah.search, messiah.train.data, messiah.models.net; "
+            "print(messiah.search.__file__)")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "search" in done.stdout and str(tmp_path) not in done.stdout
+    sfen = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2"
+    # python -m puts the working directory first on sys.path: the harshest case for shadowing.
+    done = subprocess.run([sys.executable, "-m", "messiah.cli", "analyze", sfen, "--nodes", "50", "--json"],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    board = __import__("cshogi").Board(sfen)
+    legal = {__import__("cshogi").move_to_usi(m) for m in board.legal_moves}
+    assert json.loads(done.stdout)["bestmove"] in legal

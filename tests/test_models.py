@@ -7,9 +7,9 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from messiah.features import SHAPE  # noqa: E402
+from messiah.models.export import export_onnx  # noqa: E402
+from messiah.models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
 from messiah.moves import NUM_MOVE_INDICES, possible_indices  # noqa: E402
-from models.export import export_onnx  # noqa: E402
-from models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
 
 CFG = NetConfig(channels=8, blocks=2, head_channels=4, embed_dim=12)
 

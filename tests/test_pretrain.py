@@ -13,12 +13,12 @@ import pytest
 
 torch = pytest.importorskip("torch")
 
-import train.pretrain as pretrain  # noqa: E402
+import messiah.train.pretrain as pretrain  # noqa: E402
 from messiah.evaluator import Evaluator  # noqa: E402
+from messiah.models.net import AllMovesNet, NetConfig  # noqa: E402
 from messiah.paths import SHARED_DATA  # noqa: E402
-from models.net import AllMovesNet, NetConfig  # noqa: E402
-from train.data import TeacherData  # noqa: E402
-from train.loader import StepBatches, pack, unpack  # noqa: E402
+from messiah.train.data import TeacherData  # noqa: E402
+from messiah.train.loader import StepBatches, pack, unpack  # noqa: E402
 
 TEACHER = SHARED_DATA / "teacher" / "teacher_s4.hcpe"
 TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
@@ -176,7 +176,7 @@ def test_two_processes_train_data_parallel(small_data, tmp_path):
     assert state["step"] == 4 and state["world_size"] == 2
 
 
-FLOODGATE = SHARED_DATA / "floodgate" / "train.hcpe"
+FLOODGATE = SHARED_DATA / "floodgate" / "messiah.train.hcpe"
 
 
 def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_path):
@@ -236,7 +236,7 @@ def test_trainer_is_usable_without_pretraining(small_data, tmp_path):
     weights, optimizer state and step into a fresh Trainer, and refuses one of another run."""
     import torch.nn.functional as F
 
-    from train.trainer import Trainer
+    from messiah.train.trainer import Trainer
 
     data = TeacherData([small_data])
     batch = pretrain.batch_tensors(data.gather(data.train_index[:32]).batch())

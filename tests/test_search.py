@@ -12,8 +12,8 @@ import pytest
 
 from messiah.evaluator import Evaluator
 from messiah.paths import SHARED_DATA
-from search import SEARCHERS, Limits, make_searcher
-from search.base import DRAW, mate_plies, terminal_value, win_in
+from messiah.search import SEARCHERS, Limits, make_searcher
+from messiah.search.base import DRAW, mate_plies, terminal_value, win_in
 
 DATA = SHARED_DATA
 NAMES = sorted(SEARCHERS)

@@ -12,9 +12,9 @@ import pytest
 from test_search import problems
 
 from messiah.evaluator import Evaluator
-from search import SEARCHERS, Limits, SearchResult, make_searcher
-from search.alphabeta import AlphaBeta
-from search.base import clamp
+from messiah.search import SEARCHERS, Limits, SearchResult, make_searcher
+from messiah.search.alphabeta import AlphaBeta
+from messiah.search.base import clamp
 
 NAMES = sorted(SEARCHERS)
 MATE_FILES = ["mate1.tsv", "mate3.tsv", "mate5.tsv"]

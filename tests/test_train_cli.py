@@ -43,7 +43,7 @@ def test_every_pretrain_and_export_flag_has_help_and_its_default():
 
 def test_defaults_come_from_the_training_config():
     """No flag: the configuration is TrainConfig's defaults; pretrain and evaluate share the eval scale."""
-    from train.config import TrainConfig, config_from_args
+    from messiah.train.config import TrainConfig, config_from_args
 
     args = subparser("pretrain").parse_args(["a.hcpe"])
     assert config_from_args(args) == TrainConfig(data=["a.hcpe"])

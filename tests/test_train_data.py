@@ -11,7 +11,7 @@ from conftest import mirror_board, mirror_usi
 
 from messiah.moves import move_index
 from messiah.paths import SHARED_DATA
-from train.data import (
+from messiah.train.data import (
     HCPE,
     TeacherData,
     append_game_index,

@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from messiah.models.config import NetConfig
 from messiah.winrate import TEACHER_SCALE
-from models.config import NetConfig
 
 LOSSES = ("value", "rank", "margin", "dueling")
 DUELING_HIDDEN = 64  # the value head's width when ``loss="dueling"`` and the net config names none

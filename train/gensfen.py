@@ -42,7 +42,7 @@ import numpy as np
 from cshogi.usi import Engine, InfoListener
 from tqdm import tqdm
 
-from train.data import (
+from messiah.train.data import (
     HCPE,
     MATE_EVAL,
     append_game_index,

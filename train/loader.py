@@ -22,7 +22,7 @@ from dataclasses import fields
 import numpy as np
 import torch
 
-from train.data import Batch, Records, gather, mirror_batch
+from messiah.train.data import Batch, Records, gather, mirror_batch
 
 
 def batch_tensors(batch: Batch) -> dict[str, torch.Tensor]:
@@ -101,7 +101,7 @@ def _context() -> multiprocessing.context.BaseContext:
     method = "forkserver" if "forkserver" in multiprocessing.get_all_start_methods() else "spawn"
     ctx = multiprocessing.get_context(method)
     if method == "forkserver":
-        ctx.set_forkserver_preload(["train.loader"])  # workers fork from a server that imported it once
+        ctx.set_forkserver_preload(["messiah.train.loader"])  # workers fork from a server that imported it once
     return ctx
 
 

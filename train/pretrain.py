@@ -43,11 +43,11 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
-from models.net import AllMovesNet
-from train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
-from train.data import TeacherData
-from train.loader import StepBatches, batch_tensors, step_batches
-from train.trainer import Process, Trainer, setup_process, to_device
+from messiah.models.net import AllMovesNet
+from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
+from messiah.train.data import TeacherData
+from messiah.train.loader import StepBatches, batch_tensors, step_batches
+from messiah.train.trainer import Process, Trainer, setup_process, to_device
 
 __all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train", "value_target"]
 
@@ -119,7 +119,7 @@ def append_log(path: Path, row: dict) -> None:
     with open(path, "a", newline="") as f:
         csv.DictWriter(f, LOG_FIELDS).writerow(row)
     try:
-        from train.plot import plot_logs
+        from messiah.train.plot import plot_logs
 
         plot_logs([path])
     except ImportError:  # matplotlib is optional: the CSV is the record

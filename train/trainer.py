@@ -26,9 +26,9 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
-from models.export import export_onnx
-from models.net import AllMovesNet
-from train.config import TrainConfig, run_changes
+from messiah.models.export import export_onnx
+from messiah.models.net import AllMovesNet
+from messiah.train.config import TrainConfig, run_changes
 
 LossFn = Callable[[nn.Module, dict[str, torch.Tensor]], dict[str, torch.Tensor]]
 
