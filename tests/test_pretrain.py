@@ -176,7 +176,7 @@ def test_two_processes_train_data_parallel(small_data, tmp_path):
     assert state["step"] == 4 and state["world_size"] == 2
 
 
-FLOODGATE = SHARED_DATA / "floodgate" / "messiah.train.hcpe"
+FLOODGATE = SHARED_DATA / "floodgate" / "train.hcpe"
 
 
 def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_path):

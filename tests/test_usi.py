@@ -352,7 +352,7 @@ def test_score_coefficients_set_the_reported_cp():
     e.handle("setoption name ScoreBias value 0")
     go(e, "go depth 1")
     cp2 = int(out[-2].split("score cp ")[1].split()[0])
-    q = 1 / (1 + math.exp(-(cp / 769 - 0.091)))  # the win rate the first line meant (the default options)
+    q = MESSIAH.to_winrate(cp)  # the win rate the first line meant (the default options)
     assert cp2 == pytest.approx(1750 * math.log(q / (1 - q)), abs=2)
 
 
