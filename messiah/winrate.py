@@ -38,8 +38,9 @@ class WinRateScale:
 
 
 TEACHER = WinRateScale()  # the teacher data's curve, on which the network's training targets were made
-# messiah's score cp, calibrated on its own games: `messiah fit-winrate` on 40 self-play games of the default
-# model (alpha-beta, byoyomi 1000 ms) fitted 1/a = 996 cp, b = -0.071 to the cp it printed with TEACHER, and
-# these options make a printed cp read on the TEACHER curve as the win rate those games showed (README).
-MESSIAH_OPTIONS = (769, -91)  # ScoreScale, ScoreBias
+# messiah's score cp, calibrated on its own games: `messiah fit-winrate` on the shipped model's 200 games of
+# its shipping match (puct, byoyomi 300 ms; 6,048 positions) fitted 1/a = 907 cp, b = -0.042 to the cp it
+# printed with the previous options (769, -91), and these options make a printed cp read on the TEACHER curve
+# as the win rate those games showed (README).
+MESSIAH_OPTIONS = (742, -135)  # ScoreScale, ScoreBias
 MESSIAH = WinRateScale.from_options(*MESSIAH_OPTIONS)
