@@ -119,6 +119,18 @@ def _pretrain_run(args: argparse.Namespace) -> None:
         print(path)
 
 
+def _rl(args: argparse.Namespace) -> None:
+    with _one_line_warnings("rl"):
+        _needs_torch("rl")
+        from messiah.rl.config import RLConfig, load_config, rl_config_from_args
+        from messiah.rl.loop import run
+
+        # A run's own configuration is the base: rerunning the same command (or only --out) continues it, and
+        # a flag that would make it another run is refused by name.
+        saved = load_config(getattr(args, "out", RLConfig.out))
+        print(run(rl_config_from_args(args, saved)))
+
+
 def _export(args: argparse.Namespace) -> None:
     _needs_torch("export")
     from messiah.train.trainer import export_checkpoint
@@ -444,6 +456,16 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint.pt, with "
                    "the configuration saved there; flags that would change the run are refused (default: off)")
     p.set_defaults(func=_pretrain)
+
+    p = sub.add_parser("rl", help="self-play reinforcement, DQN with Q(lambda), in generations (needs torch); "
+                       "rerunning the command continues the run",
+                       description="Self-play DQN/Q(lambda) (rl/loop.py, docs/rl.md). Every flag is a field of "
+                       "messiah.rl.config.RLConfig; OUT keeps the run's configuration, and rerunning the command "
+                       "continues it (flags that would change the run are refused).")
+    from messiah.rl.config import RLConfig
+
+    add_config_arguments(p, RLConfig)
+    p.set_defaults(func=_rl)
 
     p = sub.add_parser("export", help="export a pretraining checkpoint to ONNX (needs torch)")
     p.add_argument("checkpoint", help="a checkpoint.pt written by messiah pretrain")

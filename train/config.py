@@ -173,6 +173,9 @@ def add_config_arguments(parser: argparse.ArgumentParser, cls: type = TrainConfi
             else:
                 parser.add_argument(flag, action="store_true", default=argparse.SUPPRESS,
                                     help=f"{doc} (off by default)")
+        elif typing.get_origin(kind) is list:  # another file list than ``data``: a flag taking several values
+            parser.add_argument(flag, nargs="*", type=typing.get_args(kind)[0], default=argparse.SUPPRESS,
+                                metavar=name.upper(), help=f"{doc} (default: {' '.join(map(str, default)) or 'none'})")
         elif typing.get_origin(kind) is Literal:
             parser.add_argument(flag, choices=typing.get_args(kind), default=argparse.SUPPRESS,
                                 help=f"{doc} (default: {default})")

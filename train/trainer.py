@@ -182,19 +182,21 @@ class Trainer:
                 "value_mse": sums["value_mse"] / max(sums["targets"], 1),
                 "sign_accuracy": sums["sign_hits"] / max(sums["decisive"], 1), "val_rank_loss": sums["rank"] / n}
 
-    def save(self, path: str | os.PathLike) -> None:
-        """An atomic checkpoint: a kill at any moment leaves the previous one intact."""
+    def save(self, path: str | os.PathLike, **extra: object) -> None:
+        """An atomic checkpoint: a kill at any moment leaves the previous one intact. ``extra`` entries (the RL
+        learner's target network) go into the same file, so that they are saved at the same step."""
         path = Path(path)
-        state = {"net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
+        state = {**extra, "net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
                  "scaler": self.scaler.state_dict(), "step": self.steps_done, "world_size": self.proc.world,
                  "config": self.cfg.to_dict()}
         tmp = path.with_suffix(".tmp")
         torch.save(state, tmp)
         os.replace(tmp, path)
 
-    def load(self, path: str | os.PathLike) -> None:
-        """Continue from a checkpoint of this same run. ValueError naming the file when there is none, it is
-        not a checkpoint, or this trainer's configuration or world size would make it a different run."""
+    def load(self, path: str | os.PathLike) -> dict:
+        """Continue from a checkpoint of this same run; returns the checkpoint (with any ``extra`` entries of
+        :meth:`save`). ValueError naming the file when there is none, it is not a checkpoint, or this trainer's
+        configuration or world size would make it a different run."""
         state = load_checkpoint(path, self.proc.device)
         changes = run_changes(TrainConfig.from_dict(state["config"]), self.cfg)
         if state.get("world_size", 1) != self.proc.world:
@@ -207,6 +209,7 @@ class Trainer:
         if state.get("scaler"):  # saved by an fp16 run
             self.scaler.load_state_dict(state["scaler"])
         self.steps_done = state["step"]
+        return state
 
     def export(self, path: str | os.PathLike, **metadata: object) -> Path:
         """The net as an ONNX model (exported from a CPU copy: the net stays on its device and in its mode)."""

@@ -1,0 +1,219 @@
+"""The reinforcement loop's configuration: one dataclass, one docstring per field (as CleanRL's ``Args``), from
+which ``messiah rl``'s flags are built (:func:`messiah.train.config.add_config_arguments`). No torch.
+
+A run keeps its configuration in ``OUT/config.json``; rerunning the command continues the run and refuses
+(naming the fields) a command that would make it a different run. :data:`RUNTIME_FIELDS` may change
+between invocations (how many generations, how many actors, where they run, progress bars).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+
+from messiah.models.config import NetConfig
+from messiah.paths import SHARED_DATA
+from messiah.winrate import TEACHER_SCALE
+
+DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
+AGREEMENT_SET = SHARED_DATA / "floodgate" / "test.hcpe"
+
+
+def default_teacher_files() -> list[str]:
+    """The shared teacher files (teacher_s1..s8.hcpe) that exist here, in order."""
+    return [str(p) for p in sorted((SHARED_DATA / "teacher").glob("teacher_s*.hcpe"))]
+
+
+@dataclass
+class RLConfig:
+    """Everything that defines a self-play DQN/Q(lambda) run (rl/loop.py explains the loop)."""
+
+    out: str = "runs/rl"
+    """output folder: config.json, state.json, selfplay/, models/, gates/, learner.pt, log.csv, log.png"""
+    init: str = "default"
+    """the first model: 'default' (the shipped ONNX), an .onnx file, a checkpoint.pt of messiah pretrain or
+    messiah rl, or 'random' (a new net of the --channels/--blocks/... architecture)"""
+    net: NetConfig = field(default_factory=NetConfig)
+    """the architecture, used only with --init random"""
+    generations: int = 10
+    """generations to reach (rerun with a larger number to go on)"""
+    games: int = 64
+    """self-play games per generation"""
+    actors: int = 0
+    """actor processes playing self-play games (0: one per core)"""
+    games_per_actor: int = 1
+    """games each actor plays at once in threads, their leaves batched into one forward pass (raise it on a GPU)"""
+    actor_device: Literal["cpu", "auto", "cuda"] = "cpu"
+    """where the actors' onnxruntime evaluator runs"""
+    search: Literal["puct", "ucb1", "alphabeta"] = "puct"
+    """the searcher actors play with (the cheapest that beats 1-ply play at the node budget)"""
+    nodes: int = 64
+    """self-play node budget per move (nodes, not time: results do not depend on the machine's load)"""
+    search_batch: int = 1
+    """leaves per forward pass inside one search (ucb1/puct; BatchSize of the engine)"""
+    mate_nodes: int = 2000
+    """df-pn nodes at the root of every self-play move: a forced mate found ends the game with an exact result"""
+    openings: str = str(DEFAULT_OPENINGS)
+    """opening file (USI positions, one a line); '' for the start position and --random-plies random moves"""
+    random_plies: int = 8
+    """random legal moves from the start position when --openings is ''"""
+    explore_plies: int = 16
+    """plies after the opening on which the move is drawn from softmax(Q / tau) over the root's move values"""
+    tau: float = 0.03
+    """temperature of that softmax, in win-rate units"""
+    epsilon: float = 0.02
+    """after those plies: the chance of a uniformly random legal move"""
+    resign: float = 0.02
+    """a side resigns when its root value is below this at two moves in a row (0: never)"""
+    resign_playout: float = 0.2
+    """share of games that do not resign but play out, to measure the false-resign rate"""
+    max_ply: int = 320
+    """a game still going at this ply (opening plies included) is truncated: its last position bootstraps"""
+    lam: float = 0.7
+    """lambda of the lambda-returns"""
+    gamma: float = 1.0
+    """discount per ply, toward the draw value 0.5"""
+    q_lambda: Literal["watkins", "peng"] = "watkins"
+    """Watkins's Q(lambda) cuts the trace at exploratory moves; Peng's does not"""
+    double_dqn: bool = False
+    """bootstrap with Q_target(s, argmax_a Q_online(s, a)) instead of max_a Q_target(s, a)"""
+    target_every: int = 0
+    """learner steps between target-network refreshes (0: once per generation)"""
+    window: int = 200_000
+    """replay window: the newest positions trained on (whole games)"""
+    steps: int = 400
+    """learner steps per generation"""
+    batch_size: int = 256
+    """positions per learner step (self-play and teacher together)"""
+    teacher: list[str] = field(default_factory=default_teacher_files)
+    """teacher data files mixed in so the net does not forget (hcpe or any format messiah pretrain reads)"""
+    teacher_fraction: float = 0.25
+    """share of each batch drawn from the teacher data"""
+    loss: Literal["rank", "value"] = "rank"
+    """the pretraining loss family: squared error on the played move's Q plus, with 'rank', the ranking
+    cross-entropy toward the search's choice (teacher rows: the teacher's move)"""
+    rank_weight: float = 0.1
+    """weight of the ranking term"""
+    rank_scale: float = 10.0
+    """inverse temperature of the ranking cross-entropy"""
+    dense_weight: float = 0.5
+    """weight of the squared error of every legal move's Q against the search's root value of that move"""
+    scale: float = TEACHER_SCALE
+    """cp per logit of the teacher data's evals"""
+    mirror: bool = True
+    """train on left-right mirrored positions too (half of each batch, at random)"""
+    lr: float = 3e-4
+    """AdamW's learning rate (constant after warm-up: a run has no fixed end)"""
+    warmup: int = 100
+    """steps of linear learning-rate warm-up at the run's start"""
+    weight_decay: float = 1e-4
+    """AdamW's weight decay, on weight matrices and convolutions only"""
+    clip: float = 1.0
+    """gradient norm clip"""
+    checkpoint_every: int = 100
+    """learner steps between checkpoints (a kill loses at most these)"""
+    val_positions: int = 2048
+    """held-out teacher positions (and as many of the floodgate agreement set) validated per generation"""
+    gate: bool = True
+    """play each candidate against the current best and promote it only if it wins; off: always promote"""
+    gate_games: int = 40
+    """gating games (pairs of one opening with colours swapped)"""
+    gate_nodes: int = 64
+    """node budget per move in gating games (the engine's NodesLimit)"""
+    gate_threshold: float = 0.55
+    """score the candidate needs to be promoted (ignored with --gate-sprt)"""
+    gate_sprt: str = ""
+    """'ELO0,ELO1': decide promotion by an SPRT instead (stops early; H1 promotes; undecided at --gate-games:
+    promoted if its score reaches --gate-threshold)"""
+    gate_jobs: int = 0
+    """gating games at once (0: as many as actors)"""
+    device: Literal["auto", "cpu", "cuda"] = "auto"
+    """the learner's device"""
+    amp: Literal["bf16", "fp16", "off"] = "bf16"
+    """mixed precision of the learner on CUDA"""
+    threads: int = 1
+    """the learner's torch threads (0: torch's default)"""
+    ray: str = ""
+    """run the actors on Ray: 'auto' (a running cluster), an address, or 'local' (start one here)"""
+    seed: int = 0
+    """seed of openings, exploration, batches and a random init"""
+    progress: bool = True
+    """progress bars on stderr"""
+
+    def to_dict(self) -> dict:
+        return dataclasses.asdict(self)
+
+    @staticmethod
+    def from_dict(d: dict) -> RLConfig:
+        known = {f.name for f in dataclasses.fields(RLConfig)}
+        d = {k: v for k, v in d.items() if k in known}
+        return RLConfig(**{**d, "net": NetConfig(**d.get("net", {}))})
+
+
+# Fields that may differ when a run is continued: how far to go and how the work is spread.
+RUNTIME_FIELDS = {"out", "generations", "actors", "games_per_actor", "actor_device", "gate_jobs", "device", "threads",
+                  "ray", "progress"}
+
+
+def run_changes(saved: RLConfig, given: RLConfig) -> list[str]:
+    """The fields in which ``given`` is a different run than ``saved``, as 'name saved -> given'."""
+    a, b = saved.to_dict(), given.to_dict()
+    return [f"{k} {a[k]} -> {b[k]}" for k in a if k not in RUNTIME_FIELDS and a[k] != b[k]]
+
+
+def rl_config_from_args(args: argparse.Namespace, base: RLConfig | None = None) -> RLConfig:
+    """``base`` (default: the defaults) with the fields the command line set."""
+    base = base or RLConfig()
+    given = vars(args)
+    net_names = {f.name for f in dataclasses.fields(NetConfig)}
+    net = dataclasses.replace(base.net, **{k: v for k, v in given.items() if k in net_names})
+    top = {k: v for k, v in given.items() if k in {f.name for f in dataclasses.fields(RLConfig)}}
+    return RLConfig(**{**dataclasses.asdict(base), **top, "net": net})
+
+
+def given_fields(args: argparse.Namespace) -> set[str]:
+    """The config fields a command line set (add_config_arguments leaves the others out)."""
+    return set(vars(args))
+
+
+def load_config(out: str | os.PathLike) -> RLConfig | None:
+    path = Path(out) / "config.json"
+    return RLConfig.from_dict(json.loads(path.read_text())) if path.exists() else None
+
+
+def save_config(cfg: RLConfig) -> None:
+    path = Path(cfg.out) / "config.json"
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(cfg.to_dict(), indent=1))
+    os.replace(tmp, path)
+
+
+def check(cfg: RLConfig) -> None:
+    """ValueError naming the first setting that cannot work."""
+    positive = ("generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps", "batch_size",
+                "window", "checkpoint_every", "gate_games", "gate_nodes")
+    for name in positive:
+        if getattr(cfg, name) < 1:
+            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(cfg, name)}")
+    for name in ("lam", "gamma", "teacher_fraction", "epsilon", "resign_playout"):
+        if not 0.0 <= getattr(cfg, name) <= 1.0:
+            raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], not {getattr(cfg, name)}")
+    if cfg.tau <= 0:
+        raise ValueError(f"--tau must be positive, not {cfg.tau}")
+    if cfg.gate_sprt:
+        parse_sprt(cfg.gate_sprt)
+
+
+def parse_sprt(text: str) -> tuple[float, float]:
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--gate-sprt {text!r}: expected ELO0,ELO1 such as 0,30") from None
+    if elo0 >= elo1:
+        raise ValueError(f"--gate-sprt {text!r}: ELO0 must be below ELO1")
+    return elo0, elo1

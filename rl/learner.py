@@ -1,0 +1,463 @@
+"""The learner: Q(lambda) targets over a replay window of self-play records, trained with the pretraining
+loss family through :class:`messiah.train.trainer.Trainer`, with a target network and teacher rows mixed in.
+
+Per step a batch of ``batch_size`` rows: a ``teacher_fraction`` share from the teacher data (their value
+target is the teacher's eval as a win rate, their ranking target the teacher's move, as in pretraining), the
+rest from the newest ``window`` self-play positions (whole games). A self-play row's loss:
+
+    value  (sigmoid(z(s, a_played)) - G_lambda)^2      the lambda-return of rl/targets.py
+    rank   cross-entropy of softmax(rank_scale * z(s, legal)) against the search's choice (``loss="rank"``)
+    dense  mean over the legal moves of (sigmoid(z(s, a)) - root value of a)^2, weight ``dense_weight``: one
+           search values every root move, so every move gets a target almost for free (METHOD.md section 8)
+
+The lambda-returns of the whole window are computed whenever the target network changes (per generation,
+or every ``target_every`` steps): V(s) = max_a Q_target(s, a) of every window position in one sweep (or,
+with double DQN, Q_target at the online net's argmax), then the backward recursion per game.
+
+A model to start from may be an ONNX file (the shipped default has no checkpoint): its initializers are the
+convolutions with batch norm folded in, so :func:`net_from_onnx` loads them as convolutions followed by a
+batch norm that reproduces the folded bias exactly in eval mode, and whose scale and shift are set from the
+activations' statistics on sample positions so that training mode (batch statistics) computes nearly the
+same function from the first step.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import time
+from functools import partial
+from pathlib import Path
+
+import cshogi
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from messiah.evaluator import default_model_path
+from messiah.features import PositionArrays, mirror_planes, planes
+from messiah.models.config import NetConfig
+from messiah.models.net import AllMovesNet
+from messiah.moves import legal_move_indices, mirror_indices, pad_indices
+from messiah.rl.config import AGREEMENT_SET, RLConfig
+from messiah.rl.records import FINAL, read_games
+from messiah.rl.targets import window_targets
+from messiah.train.config import TrainConfig
+from messiah.train.data import TeacherData, gather, read_records
+from messiah.train.trainer import Trainer, load_checkpoint, setup_process, to_device
+
+LR_HORIZON = 10**9  # TrainConfig.steps: the cosine decay never starts (a run has no fixed end)
+SWEEP = 1024  # positions per forward pass when computing target values
+CALIBRATION_POSITIONS = 512  # sample positions that set the batch norms of a net loaded from ONNX
+CALIBRATION_PLIES = 80  # random-play length of those positions
+TEACHER_VAL_FRACTION = 0.05  # the teacher files' held-out tail (as pretraining holds it out)
+
+
+# --------------------------------------------------------------------------- starting nets
+
+def calibration_positions(n: int = CALIBRATION_POSITIONS, seed: int = 0) -> np.ndarray:
+    """Feature planes of ``n`` positions from random play (a spread of openings, middle and end games)."""
+    rng = np.random.default_rng(seed)
+    arrays = PositionArrays.empty(n)
+    board = cshogi.Board()
+    for i in range(n):
+        board.reset()
+        for _ in range(int(rng.integers(0, CALIBRATION_PLIES))):
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            board.push(legal[rng.integers(len(legal))])
+            if board.is_game_over():
+                break
+        arrays.set(i, board)
+    return planes(arrays)
+
+
+def net_from_onnx(path: str | Path, calibrate: bool = True) -> AllMovesNet:
+    """An AllMovesNet with the weights of a messiah all-moves ONNX model (architecture from its metadata).
+    The export folds each batch norm into its convolution (weight W', bias b'): the conv gets W' and its
+    batch norm becomes y -> (y - mu) / sqrt(var + eps) * sqrt(var + eps) + mu + b' with mu, var the
+    activations' statistics on sample positions: exactly W'x + b' in eval mode, and nearly so in training
+    mode, whose batch statistics are close to mu and var."""
+    import onnx
+    from onnx import numpy_helper
+
+    model = onnx.load(str(path))
+    meta = {p.key: p.value for p in model.metadata_props}
+    if meta.get("messiah.kind") != "all_moves" or "messiah.config" not in meta:
+        raise ValueError(f"{path}: not a messiah all-moves ONNX model (no messiah.kind/messiah.config metadata)")
+    net = AllMovesNet(NetConfig.from_json(meta["messiah.config"]))
+    weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
+    rows = len(net.embedding) + 1
+    table = [w for w in weights.values() if w.dim() == 2 and tuple(w.shape) == (rows, net.config.embed_dim)]
+    bias = [w for w in weights.values() if w.dim() == 1 and len(w) == rows and w.is_floating_point()]
+    if len(table) != 1 or len(bias) != 1:
+        raise ValueError(f"{path}: cannot find the Magic Vec table ({rows} x {net.config.embed_dim}) and its bias")
+    state = net.state_dict()
+    with torch.no_grad():
+        net.embedding.copy_(table[0][:-1])
+        net.bias.copy_(bias[0][:-1])
+        for name, module in net.named_modules():
+            if isinstance(module, nn.Conv2d):
+                module.weight.copy_(weights[f"{name}.weight"])
+            elif isinstance(module, nn.BatchNorm2d):
+                conv = name[: -len(".1")] + ".0"
+                folded = weights[f"{conv}.weight_bias"]
+                module.weight.fill_(1.0)
+                module.bias.copy_(folded)
+                module.running_mean.zero_()
+                module.running_var.fill_(1.0 - module.eps)
+            elif isinstance(module, nn.Linear):
+                module.weight.copy_(weights[f"{name}.weight"])
+                module.bias.copy_(weights[f"{name}.bias"])
+    missing = [k for k in state if k.startswith("value.") and f"{k}" not in weights]
+    if missing:
+        raise ValueError(f"{path}: the dueling value head's weights are missing ({', '.join(missing)})")
+    if calibrate:
+        _calibrate_batch_norms(net, torch.from_numpy(calibration_positions()))
+    return net.eval()
+
+
+@torch.no_grad()
+def _calibrate_batch_norms(net: AllMovesNet, features: torch.Tensor) -> None:
+    """Give each identity-like batch norm the mean and variance of its input on ``features`` (see
+    :func:`net_from_onnx`); eval-mode outputs do not change."""
+    seen: dict[nn.BatchNorm2d, torch.Tensor] = {}
+    hooks = [m.register_forward_hook(lambda m, x, y: seen.__setitem__(m, x[0]))
+             for m in net.modules() if isinstance(m, nn.BatchNorm2d)]
+    net.eval()
+    net(features)
+    for h in hooks:
+        h.remove()
+    for bn, x in seen.items():
+        mu, var = x.mean((0, 2, 3)), x.var((0, 2, 3), unbiased=False)
+        std = torch.sqrt(var + bn.eps)
+        bn.bias.add_(mu)  # (y - mu) / std * std + mu + b'
+        bn.weight.copy_(std)
+        bn.running_mean.copy_(mu)
+        bn.running_var.copy_(var)
+
+
+def initial_net(cfg: RLConfig) -> AllMovesNet:
+    """The net a run starts from (``cfg.init``): the shipped model, an ONNX file, a checkpoint of messiah
+    pretrain or messiah rl, or random weights of ``cfg.net``."""
+    if cfg.init == "random":
+        torch.manual_seed(cfg.seed)
+        return AllMovesNet(cfg.net)
+    path = default_model_path() if cfg.init == "default" else Path(cfg.init)
+    if path.suffix == ".onnx":
+        return net_from_onnx(path)
+    state = load_checkpoint(path)
+    net = AllMovesNet(NetConfig(**state["config"]["net"]))
+    net.load_state_dict(state["net"])
+    return net
+
+
+# --------------------------------------------------------------------------- batches
+
+def positions(records: np.ndarray) -> tuple[PositionArrays, list[tuple[np.ndarray, np.ndarray]]]:
+    """Every record's position as arrays, with its legal moves (in legal_move_indices order)."""
+    arrays = PositionArrays.empty(len(records))
+    board = cshogi.Board()
+    legal = []
+    for i, hcp in enumerate(np.asarray(records["hcp"])):
+        board.set_hcp(hcp)
+        arrays.set(i, board)
+        legal.append(legal_move_indices(board))
+    return arrays, legal
+
+
+def selfplay_batch(records: np.ndarray, targets: np.ndarray) -> dict[str, np.ndarray]:
+    """A training batch of self-play rows (rows with a move) and their lambda-returns."""
+    arrays, legal = positions(records)
+    padded, mask = pad_indices([idx for _, idx in legal])
+    width = padded.shape[1]
+    dense = np.asarray(records["values"][:, :width], np.float32).copy()
+    dense[~mask] = np.nan
+    return {"features": planes(arrays), "legal": padded, "legal_mask": mask,
+            "teacher": np.asarray(records["best"], np.int64), "played": np.asarray(records["played"], np.int64),
+            "target": targets.astype(np.float32), "has_target": np.isfinite(targets),
+            "dense": dense, "result": np.full(len(records), 0.5, np.float32),
+            "result_known": np.zeros(len(records), bool)}
+
+
+def teacher_batch(data: TeacherData, rows: np.ndarray, scale: float) -> dict[str, np.ndarray]:
+    """Teacher rows as the same batch: the value target on the teacher's move (its eval as a win rate, or
+    the game's result where there is no eval), the ranking target the teacher's move, no dense values."""
+    b = data.gather(rows).batch()
+    from_eval = 1.0 / (1.0 + np.exp(-b.eval_cp / scale))
+    target = np.where(b.eval_known, from_eval, np.where(b.result_known, b.result, np.nan)).astype(np.float32)
+    return {"features": b.features, "legal": b.legal, "legal_mask": b.legal_mask, "teacher": b.teacher,
+            "played": b.teacher, "target": target, "has_target": np.isfinite(target),
+            "dense": np.full(b.legal.shape, np.nan, np.float32), "result": b.result, "result_known": b.result_known}
+
+
+def concat_batches(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
+    """Rows of several batches in one, move lists padded to the widest."""
+    parts = [p for p in parts if len(p["features"])]
+    width = max(p["legal"].shape[1] for p in parts)
+    pads = {"legal": 0, "legal_mask": False, "dense": np.nan}
+    out = {}
+    for key in parts[0]:
+        arrays = [np.pad(p[key], ((0, 0), (0, width - p[key].shape[1])), constant_values=pads[key]) if key in pads
+                  else p[key] for p in parts]
+        out[key] = np.concatenate(arrays)
+    return out
+
+
+def mirror(batch: dict[str, np.ndarray], rows: np.ndarray) -> None:
+    """Left-right mirror the positions ``rows`` (a bool mask) in place; every per-move slot keeps its place."""
+    batch["features"][rows] = mirror_planes(batch["features"][rows])
+    batch["legal"][rows] = np.where(batch["legal_mask"][rows], mirror_indices(batch["legal"][rows]), 0)
+
+
+def tensors(batch: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
+    out = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
+    out["target"] = out["target"].nan_to_num(0.5)
+    return to_device(out, device)
+
+
+def rl_losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: RLConfig) -> dict[str, torch.Tensor]:
+    """The loss and its parts (see the module docstring); for validation also ``z``, ``target``, ``has_target``."""
+    advantage, state = model(b["features"], b["legal"])
+    mask = b["legal_mask"]
+    z = (advantage + state[:, None]).masked_fill(~mask, -1e4)
+    z_played = z.gather(1, b["played"][:, None]).squeeze(1)
+    weight = b["has_target"].float()
+    value = ((torch.sigmoid(z_played) - b["target"]) ** 2 * weight).sum() / weight.sum().clamp(min=1)
+    rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"])
+    known = torch.isfinite(b["dense"]) & mask
+    dense = ((torch.sigmoid(z) - b["dense"].nan_to_num(0.5)) ** 2 * known).sum() / known.sum().clamp(min=1)
+    loss = value + (cfg.rank_weight * rank if cfg.loss == "rank" else 0.0) + cfg.dense_weight * dense
+    return {"loss": loss, "value_loss": value, "rank_loss": rank, "dense_loss": dense, "z": z, "target": b["target"],
+            "has_target": b["has_target"]}
+
+
+# --------------------------------------------------------------------------- the replay window
+
+class Window:
+    """The newest ``size`` self-play positions, whole games, from the generation files given (oldest first),
+    with their lambda-returns once :meth:`compute_targets` has run."""
+
+    def __init__(self, files: list[Path], size: int):
+        self.parts: list[tuple[np.ndarray, np.ndarray]] = []  # (records, game starts) per file, newest first
+        total = 0
+        for path in reversed(files):
+            records, starts = read_games(path)
+            if not len(records):
+                continue
+            need = size - total
+            if len(records) > need:  # the newest games of this file that fit, from a game start
+                first = starts[starts >= len(records) - need]
+                if not len(first):
+                    break
+                records, starts = records[int(first[0]):], starts[starts >= first[0]] - int(first[0])
+            self.parts.append((records, starts))
+            total += len(records)
+            if total >= size:
+                break
+        self.parts.reverse()
+        self.offsets = np.cumsum([0] + [len(r) for r, _ in self.parts])
+        self.targets = np.full(int(self.offsets[-1]), np.nan, np.float32)
+        self.trainable = np.zeros(0, np.int64)
+
+    def __len__(self) -> int:
+        return int(self.offsets[-1])
+
+    def records(self, rows: np.ndarray) -> np.ndarray:
+        """Records at window rows (any order)."""
+        out = np.empty(len(rows), self.parts[0][0].dtype)
+        which = np.searchsorted(self.offsets, rows, side="right") - 1
+        for p, (records, _) in enumerate(self.parts):
+            sel = which == p
+            if sel.any():
+                out[sel] = records[rows[sel] - self.offsets[p]]
+        return out
+
+    def compute_targets(self, value_fn, cfg: RLConfig) -> None:
+        """V of every position (``value_fn(records) -> values``), then the lambda-returns of every game."""
+        for p, (records, starts) in enumerate(self.parts):
+            values = np.concatenate([value_fn(records[i : i + SWEEP]) for i in range(0, len(records), SWEEP)])
+            self.targets[self.offsets[p] : self.offsets[p + 1]] = window_targets(
+                records, starts, values, cfg.lam, cfg.gamma, cfg.q_lambda == "watkins")
+        flags = np.concatenate([np.asarray(r["flags"]) for r, _ in self.parts]) if self.parts else np.zeros(0)
+        self.trainable = np.flatnonzero(((flags & FINAL) == 0) & np.isfinite(self.targets))
+
+
+# --------------------------------------------------------------------------- the learner
+
+def train_config(cfg: RLConfig, net: NetConfig) -> TrainConfig:
+    """The Trainer's configuration for this run (the fields the Trainer reads)."""
+    return TrainConfig(out=cfg.out, net=net, loss="rank" if cfg.loss == "rank" else "value", scale=cfg.scale,
+                       rank_weight=cfg.rank_weight, rank_scale=cfg.rank_scale, mirror=cfg.mirror, steps=LR_HORIZON,
+                       batch_size=cfg.batch_size, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
+                       clip=cfg.clip, seed=cfg.seed, threads=cfg.threads, amp=cfg.amp, device=cfg.device,
+                       progress=False)
+
+
+class Learner:
+    """The online net (in a Trainer), the target net, the teacher data and the validation sets."""
+
+    def __init__(self, cfg: RLConfig, net: AllMovesNet):
+        self.cfg = cfg
+        if cfg.threads:
+            torch.set_num_threads(cfg.threads)
+        self.proc = setup_process(cfg.device)
+        self.trainer = Trainer(net, train_config(cfg, net.config), partial(rl_losses, cfg=cfg), self.proc)
+        self.target = copy.deepcopy(self.trainer.net).eval()
+        self.target_step = 0
+        self.path = Path(cfg.out) / "learner.pt"
+        self.teacher = TeacherData(cfg.teacher, TEACHER_VAL_FRACTION) if cfg.teacher else None
+        self.val = self._validation_sets()
+
+    def _validation_sets(self) -> dict[str, list[dict[str, torch.Tensor]]]:
+        sets = {}
+        if self.teacher is not None and len(self.teacher.val_index):
+            rows = self.teacher.val_index[np.random.default_rng(1).permutation(len(self.teacher.val_index))]
+            sets["teacher"] = self._batches(self.teacher, rows[: self.cfg.val_positions])
+        if AGREEMENT_SET.exists():  # positions of strong programs' games, all held out (nothing trains on them)
+            files = [read_records(AGREEMENT_SET)]
+            rows = np.stack([np.zeros(len(files[0]), np.int64), np.arange(len(files[0]))], axis=1)
+            sets["floodgate"] = self._batches(_Files(files), rows[: self.cfg.val_positions])
+        return sets
+
+    def _batches(self, data: TeacherData, rows: np.ndarray) -> list[dict[str, torch.Tensor]]:
+        out = [teacher_batch(data, rows[i : i + 512], self.cfg.scale) for i in range(0, len(rows), 512)]
+        return [tensors(b, self.proc.device) for b in out if len(b["features"])]
+
+    @property
+    def steps_done(self) -> int:
+        return self.trainer.steps_done
+
+    def save(self) -> None:
+        self.trainer.save(self.path, target=self.target.state_dict(), target_step=self.target_step)
+
+    def load(self) -> bool:
+        """Continue from learner.pt when there is one; whether there was."""
+        if not self.path.exists():
+            return False
+        state = self.trainer.load(self.path)
+        self.target.load_state_dict(state["target"])
+        self.target_step = state["target_step"]
+        return True
+
+    @torch.no_grad()
+    def values(self, records: np.ndarray) -> np.ndarray:
+        """V(s) of each record's position for its side to move: max_a Q_target(s, a), or with double DQN
+        Q_target(s, argmax_a Q_online(s, a))."""
+        arrays, legal = positions(records)
+        padded, mask = pad_indices([idx for _, idx in legal])
+        x = torch.from_numpy(planes(arrays)).to(self.proc.device)
+        moves = torch.from_numpy(padded).to(self.proc.device)
+        mask_t = torch.from_numpy(mask).to(self.proc.device)
+
+        def logits(net: AllMovesNet) -> torch.Tensor:
+            h = net(x).float()
+            return net.move_logits(h, moves).masked_fill(~mask_t, -1e4)
+
+        z_target = logits(self.target)
+        if self.cfg.double_dqn:
+            online = self.trainer.net
+            was = online.training
+            online.eval()
+            choice = logits(online).argmax(1, keepdim=True)
+            online.train(was)
+            z = z_target.gather(1, choice).squeeze(1)
+        else:
+            z = z_target.max(1).values
+        v = torch.sigmoid(z).cpu().numpy()
+        return np.where(mask.any(1), v, 0.0)  # no legal move: mated
+
+    def refresh_target(self, window: Window) -> float:
+        """Copy the online net into the target net and recompute the window's returns; seconds taken."""
+        start = time.perf_counter()
+        self.target.load_state_dict(self.trainer.net.state_dict())
+        self.target_step = self.steps_done
+        window.compute_targets(self.values, self.cfg)
+        return time.perf_counter() - start
+
+    def batch(self, window: Window, step: int) -> dict[str, torch.Tensor]:
+        """Training batch ``step``: a function of (seed, step) and the window, so a resumed run redraws it."""
+        rng = np.random.default_rng((self.cfg.seed, step))
+        n_teacher = round(self.cfg.batch_size * self.cfg.teacher_fraction) if self.teacher is not None else 0
+        if not len(window.trainable):
+            n_teacher = self.cfg.batch_size
+        parts = []
+        if self.cfg.batch_size - n_teacher:
+            rows = np.sort(window.trainable[rng.integers(0, len(window.trainable), self.cfg.batch_size - n_teacher)])
+            parts.append(selfplay_batch(window.records(rows), window.targets[rows]))
+        if n_teacher:
+            rows = self.teacher.train_index[rng.integers(0, len(self.teacher.train_index), n_teacher)]
+            parts.append(teacher_batch(self.teacher, rows, self.cfg.scale))
+        batch = concat_batches(parts)
+        if self.cfg.mirror:
+            mirror(batch, rng.random(len(batch["features"])) < 0.5)
+        return tensors(batch, self.proc.device)
+
+    def train(self, window: Window, until: int, bar=None) -> dict[str, float]:
+        """Steps until ``steps_done == until`` (refreshing the target net every ``target_every`` steps, and
+        checkpointing every ``checkpoint_every``); the mean loss terms and the throughput."""
+        if not len(window.trainable) and self.teacher is None:
+            raise ValueError("nothing to train on: no self-play positions and no teacher data")
+        sums: dict[str, float] = {}
+        steps = positions = 0
+        data_s = target_s = 0.0
+        start = time.perf_counter()
+        while self.steps_done < until:
+            if self.cfg.target_every and self.steps_done - self.target_step >= self.cfg.target_every:
+                target_s += self.refresh_target(window)
+            t0 = time.perf_counter()
+            b = self.batch(window, self.steps_done)
+            data_s += time.perf_counter() - t0
+            terms = self.trainer.step(b)
+            for k, v in terms.items():
+                sums[k] = sums.get(k, 0.0) + float(v)
+            steps += 1
+            positions += len(b["features"])
+            if self.steps_done % self.cfg.checkpoint_every == 0:
+                self.save()
+            if bar is not None:
+                bar.update(1)
+        self.save()
+        elapsed = time.perf_counter() - start
+        out = {k: v / max(steps, 1) for k, v in sums.items()}
+        out.update(learner_steps=steps, learner_positions_per_s=positions / elapsed if steps else math.nan,
+                   learner_data_share=data_s / elapsed if steps else math.nan, target_refresh_s=target_s)
+        return out
+
+    def validate(self) -> dict[str, float]:
+        """Agreement and value MSE on the held-out teacher positions and the floodgate agreement set."""
+        out = {}
+        for name, batches in self.val.items():
+            figures = self.trainer.validate(batches)
+            out[f"{name}_agreement"] = figures["agreement"]
+            out[f"{name}_value_mse"] = figures["value_mse"]
+        return out
+
+    def export(self, path: Path, generation: int) -> Path:
+        return self.trainer.export(path, generation=generation, run="messiah rl")
+
+
+class _Files:
+    """Data files seen through :func:`messiah.train.data.gather`, as TeacherData offers them."""
+
+    def __init__(self, files: list):
+        self.files = files
+
+    def gather(self, index: np.ndarray):
+        return gather(self.files, index)
+
+
+def selfplay_files(out: Path, upto: int) -> list[Path]:
+    """The generation files 1..upto that exist, oldest first."""
+    return [p for g in range(1, upto + 1) if (p := out / "selfplay" / f"g{g:04d}.selfplay").exists()]
+
+
+def readable(path: Path) -> bool:
+    """Whether ``messiah evaluate`` and the other readers open this self-play file."""
+    try:
+        read_records(path)
+    except ValueError:
+        return False
+    return True

@@ -1,0 +1,450 @@
+"""``messiah rl``: self-play reinforcement by DQN with Q(lambda), in generations (METHOD.md sections 3 and 8).
+
+A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
+
+1. **self-play**: actors play ``games`` games with the current best model (``models/best.onnx``) and the
+   driver appends each finished game to ``selfplay/gNNNN.selfplay`` (rl/records.py, rl/selfplay.py);
+2. **learn**: ``steps`` learner steps on the newest ``window`` positions (rl/learner.py), the learner
+   continuing from where the last generation left it, whether or not its model was promoted;
+3. **export** the candidate ``models/gNNNN.onnx``;
+4. **gate**: the candidate plays the best at ``gate_nodes`` nodes a move through ``messiah match``
+   (colours swapped, openings from the set); promoted by score or SPRT; Elo and interval logged;
+5. the generation's figures go to ``gens/gNNNN.json``; ``log.csv`` and ``log.png`` are rebuilt from them.
+
+Every phase is resumable: ``state.json`` names the generation and the phase reached; self-play resumes from
+the games in its file (the game index is exact, a half-written game is cut off), the learner from
+``learner.pt`` (written every ``checkpoint_every`` steps with the target network), the candidate is
+re-exported, a gate without its ``result.json`` is replayed. So a kill -9 loses at most the games being
+played, the steps since the last checkpoint and an unfinished gate match; rerunning the same command goes on.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import multiprocessing as mp
+import os
+import queue as queue_module
+import shutil
+import sys
+import time
+from dataclasses import asdict
+from pathlib import Path
+
+import numpy as np
+from tqdm import tqdm
+
+from messiah.evaluator import default_model_path
+from messiah.rl.config import RLConfig, check, load_config, parse_sprt, run_changes, save_config
+from messiah.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
+from messiah.rl.selfplay import Actor, GameSpec, GameStats, actor_process
+
+GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
+LOG_FIELDS = [
+    "generation", "games", "positions", "selfplay_s", "selfplay_positions_per_s", "positions_per_s_per_actor",
+    "forward_share", "mean_plies", "truncated_share", "resign_share", "mate_share", "repetition_share",
+    "false_resign_rate", "resign_checked", "exploratory_share", "black_win_share", "window", "learner_steps",
+    "learner_positions_per_s", "learner_data_share", "target_refresh_s", "learn_s", "loss", "value_loss",
+    "rank_loss", "dense_loss", "target_mean", "teacher_agreement", "teacher_value_mse", "floodgate_agreement",
+    "gate_games", "gate_wins", "gate_losses", "gate_draws", "gate_score", "elo", "elo_low", "elo_high",
+    "gate_s", "promoted", "best_generation", "total_elo",
+]
+
+
+def _write_json(path: Path, data: dict) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text(json.dumps(data, indent=1))
+    os.replace(tmp, path)
+
+
+def actor_count(cfg: RLConfig) -> int:
+    return cfg.actors or os.cpu_count() or 1
+
+
+# --------------------------------------------------------------------------- self-play
+
+def game_specs(cfg: RLConfig, generation: int) -> list[GameSpec]:
+    """The generation's games: each with an opening line drawn from the set and a seed, both functions of
+    (seed, generation, game), so a resumed generation plays the same games."""
+    lines = None
+    if cfg.openings:
+        lines = [x.strip() for x in Path(cfg.openings).read_text().splitlines() if x.strip() and not x.startswith("#")]
+        if not lines:
+            raise ValueError(f"{cfg.openings}: no openings")
+    rng = np.random.default_rng((cfg.seed, generation))
+    picks = rng.integers(0, len(lines), cfg.games) if lines else [None] * cfg.games
+    seeds = rng.integers(0, 2**63 - 1, cfg.games)
+    return [GameSpec(i, generation, None if lines is None else lines[int(p)], int(s))
+            for i, (p, s) in enumerate(zip(picks, seeds, strict=True))]
+
+
+def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
+    """Play the generation's missing games into its file; the figures of all its games."""
+    out = Path(cfg.out) / "selfplay"
+    out.mkdir(parents=True, exist_ok=True)
+    path = out / f"g{generation:04d}.selfplay"
+    prepare(path)
+    records, _ = read_games(path)
+    done = set(np.unique(np.asarray(records["game"])).tolist()) if len(records) else set()
+    todo = [s for s in game_specs(cfg, generation) if s.game not in done]
+    stats_path = out / f"g{generation:04d}.stats.jsonl"
+    _trim_stats(stats_path, done)
+    start = time.perf_counter()
+    if todo:
+        bar = tqdm(total=cfg.games, initial=len(done), desc=f"g{generation} self-play", unit="game", file=sys.stderr,
+                   disable=not cfg.progress)
+
+        def write(game: int, rows: bytes, stats: GameStats) -> None:
+            data = np.frombuffer(rows, SELFPLAY)
+            if len(data):
+                append_game(path, data)
+            with open(stats_path, "a") as f:  # after the game: a stats line never lacks its game
+                f.write(json.dumps({"game": game, **asdict(stats)}) + "\n")
+            bar.update(1)
+
+        if cfg.ray:
+            _ray_actors(cfg, model, todo, write)
+        else:
+            _local_actors(cfg, model, todo, write)
+        bar.close()
+    return selfplay_figures(path, stats_path, time.perf_counter() - start, len(todo), cfg)
+
+
+def _trim_stats(path: Path, done: set[int]) -> None:
+    """Keep only the stats of games that are in the records (a kill can leave one without the other)."""
+    if not path.exists():
+        return
+    lines = [x for x in path.read_text().splitlines() if x.strip()]
+    kept, seen = [], set()
+    for line in lines:
+        try:
+            game = json.loads(line)["game"]
+        except (ValueError, KeyError):
+            continue
+        if game in done and game not in seen:
+            kept.append(line)
+            seen.add(game)
+    tmp = path.with_suffix(".tmp")
+    tmp.write_text("".join(x + "\n" for x in kept))
+    os.replace(tmp, path)
+
+
+def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> None:
+    """Actor processes (spawned: no fork of a process holding OpenMP or tqdm threads), one share of the games
+    each; the driver writes each game as it arrives."""
+    n = min(actor_count(cfg), math.ceil(len(todo) / cfg.games_per_actor))
+    if n <= 1 and cfg.games_per_actor == 1 and os.environ.get("MESSIAH_RL_INPROCESS"):
+        actor = Actor(str(model), cfg)  # tests: no process to start
+        actor.play(todo, write)
+        return
+    ctx = mp.get_context("spawn")
+    results, stop = ctx.Queue(), ctx.Event()
+    procs = [ctx.Process(target=actor_process, args=(str(model), cfg, todo[i::n], results, stop), daemon=True)
+             for i in range(n)]
+    for p in procs:
+        p.start()
+    finished = 0
+    try:
+        while finished < n:
+            try:
+                kind, game, rows, stats = results.get(timeout=1.0)
+            except queue_module.Empty:
+                if not any(p.is_alive() for p in procs):
+                    raise RuntimeError(f"every actor has exited (exit codes {[p.exitcode for p in procs]})") from None
+                continue
+            if kind == "error":
+                raise RuntimeError(f"an actor failed:\n{game}")
+            if kind == "done":
+                finished += 1
+                continue
+            write(game, rows, stats)
+    finally:
+        stop.set()
+        for p in procs:
+            p.join(timeout=10)
+            if p.is_alive():
+                p.kill()
+
+
+def _ray_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> None:
+    """The same actors on Ray (``--ray``): the model travels through the object store once, each actor plays
+    ``games_per_actor`` games per call, and at most one call per actor is in flight (a bounded queue: actors
+    never outrun the driver into Ray's object store). The driver writes the games, so a cluster needs no
+    shared disk."""
+    import ray
+
+    if not ray.is_initialized():
+        local = cfg.ray == "local"
+        ray.init(address=None if local else cfg.ray, num_cpus=actor_count(cfg) if local else None,
+                 include_dashboard=False, log_to_driver=False, configure_logging=False)
+    blob = ray.put(model.read_bytes())
+    remote = ray.remote(num_cpus=1)(RayActor)
+    n = min(actor_count(cfg), math.ceil(len(todo) / cfg.games_per_actor))
+    actors = [remote.remote(blob, cfg) for _ in range(n)]
+    chunks = [todo[i : i + cfg.games_per_actor] for i in range(0, len(todo), cfg.games_per_actor)]
+    pending = {}
+    try:
+        for actor in actors:
+            if chunks:
+                pending[actor.play.remote(chunks.pop(0))] = actor
+        while pending:
+            ready, _ = ray.wait(list(pending), num_returns=1)
+            actor = pending.pop(ready[0])
+            for game, rows, stats in ray.get(ready[0]):
+                write(game, rows, stats)
+            if chunks:
+                pending[actor.play.remote(chunks.pop(0))] = actor
+    finally:
+        for actor in actors:
+            ray.kill(actor)
+
+
+class RayActor:
+    """A Ray actor: writes the model it was sent to a private file and plays with it."""
+
+    def __init__(self, model: bytes, cfg: RLConfig):
+        import tempfile
+
+        self.dir = tempfile.mkdtemp(prefix="messiah-rl-")
+        path = Path(self.dir) / "model.onnx"
+        path.write_bytes(model)
+        self.actor = Actor(str(path), cfg)
+
+    def play(self, specs: list[GameSpec]) -> list[tuple[int, bytes, GameStats]]:
+        return self.actor.play(specs)
+
+
+def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, cfg: RLConfig) -> dict:
+    """How the generation's games went (all of them, resumed ones included) and this invocation's speed."""
+    stats = [json.loads(x) for x in stats_path.read_text().splitlines() if x.strip()] if stats_path.exists() else []
+    records, _ = read_games(path)
+    n = max(len(stats), 1)
+    ends = [s["end"] for s in stats]
+    checked = [s for s in stats if s["would_resign"] >= 0 and s["end"] != END_TRUNCATED]
+    false = sum(s["winner"] != 1 - s["would_resign"] for s in checked)
+    fresh = stats[-played:] if played else []
+    plies = sum(s["plies"] for s in fresh)
+    search_s = sum(s["seconds"] for s in fresh)
+    actors = max(1, min(actor_count(cfg), played))
+    return {"games": len(stats), "positions": len(records), "selfplay_s": seconds if played else math.nan,
+            "selfplay_positions_per_s": plies / seconds if played and seconds else math.nan,
+            "positions_per_s_per_actor": plies / seconds / actors if played and seconds else math.nan,
+            "forward_share": sum(s["forward_seconds"] for s in fresh) / search_s if search_s else math.nan,
+            "mean_plies": sum(s["plies"] for s in stats) / n,
+            **{f"{name}_share": sum(e == code for e in ends) / n for code, name in
+               ((END_TRUNCATED, "truncated"), (3, "resign"), (4, "repetition"))},
+            "mate_share": sum(e in (1, 2) for e in ends) / n,
+            "false_resign_rate": false / len(checked) if checked else math.nan, "resign_checked": len(checked),
+            "exploratory_share": sum(s["exploratory"] for s in stats) / max(1, sum(s["plies"] for s in stats)),
+            "black_win_share": sum(s["winner"] == 0 for s in stats) / n,
+            "endings": {ENDINGS[c]: ends.count(c) for c in sorted(set(ends))}}
+
+
+# --------------------------------------------------------------------------- gating
+
+def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
+    """The candidate against the best at a fixed node budget through messiah match; ``result.json`` records
+    it (a gate without one was interrupted and is played again)."""
+    from messiah.match import MatchConfig, messiah_command, play_match, summarize
+
+    out = Path(cfg.out) / "gates" / f"g{generation:04d}"
+    result = out / "result.json"
+    if result.exists():
+        return json.loads(result.read_text())
+    if out.exists():
+        shutil.rmtree(out)
+    start = time.perf_counter()
+    common = {"NodesLimit": str(cfg.gate_nodes), "Threads": "1", "Search": cfg.search}
+    sprt = parse_sprt(cfg.gate_sprt) if cfg.gate_sprt else None
+    match = MatchConfig(opponent=messiah_command(), engine=messiah_command(),
+                        options={**common, "ModelPath": str(candidate.resolve())},
+                        opponent_options={**common, "ModelPath": str(best.resolve())}, games=cfg.gate_games,
+                        jobs=cfg.gate_jobs or actor_count(cfg), byoyomi=GATE_BYOYOMI, openings=cfg.openings or None,
+                        seed=cfg.seed * 1000 + generation, out=str(out), sprt=sprt)
+    with open(os.devnull, "w") as quiet:
+        stderr, sys.stderr = sys.stderr, sys.stderr if cfg.progress else quiet
+        try:
+            _, games = play_match(match)
+        finally:
+            sys.stderr = stderr
+    s = summarize(games, sprt)
+    decision = s["sprt"]["decision"] if sprt else "continue"
+    promoted = decision == "H1 accepted" or (decision == "continue" and s["score"] >= cfg.gate_threshold)
+    figures = {"gate_games": s["games"], "gate_wins": s["wins"], "gate_losses": s["losses"], "gate_draws": s["draws"],
+               "gate_score": s["score"], "elo": s.get("elo", math.nan), "elo_low": s.get("elo_low", math.nan),
+               "elo_high": s.get("elo_high", math.nan), "gate_s": time.perf_counter() - start,
+               "promoted": int(promoted), "sprt": decision}
+    _write_json(result, figures)
+    return figures
+
+
+# --------------------------------------------------------------------------- the loop
+
+def _state(out: Path) -> dict:
+    path = out / "state.json"
+    if path.exists():
+        return json.loads(path.read_text())
+    return {"generation": 1, "phase": "selfplay", "best_generation": 0}
+
+
+def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
+    """models/g0000.onnx: the starting model (an ONNX init is copied byte for byte: generation 0 is exactly the
+    model given)."""
+    path = out / "models" / "g0000.onnx"
+    if path.exists():
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    source = default_model_path() if cfg.init == "default" else Path(cfg.init)
+    if cfg.init != "random" and source.suffix == ".onnx":
+        shutil.copyfile(source, path.with_suffix(".tmp"))
+        os.replace(path.with_suffix(".tmp"), path)
+    else:
+        from messiah.models.export import export_onnx
+
+        export_onnx(learner_net_fn(), path, {"generation": 0, "run": "messiah rl"})
+    return path
+
+
+def run(cfg: RLConfig) -> Path:
+    """Run (or continue) the loop up to ``cfg.generations``; the best model's path."""
+    check(cfg)
+    out = Path(cfg.out)
+    out.mkdir(parents=True, exist_ok=True)
+    saved = load_config(out)
+    if saved is not None:
+        changes = run_changes(saved, cfg)
+        if changes:
+            raise ValueError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
+                             "own settings (see its config.json), or start a new run in another --out")
+    save_config(cfg)
+    from messiah.rl.learner import Learner, Window, initial_net, selfplay_files
+
+    state = _state(out)
+    net = None
+
+    def net_fn():
+        nonlocal net
+        net = net or initial_net(cfg)
+        return net
+
+    _initial_model(cfg, out, net_fn)
+    best = out / "models" / "best.onnx"
+    if not best.exists():
+        shutil.copyfile(out / "models" / f"g{state['best_generation']:04d}.onnx", best)
+    learner = None
+    while state["generation"] <= cfg.generations:
+        g = state["generation"]
+        gen_start = time.perf_counter()
+        figures = {"generation": g}
+        figures.update(selfplay(cfg, g, best))
+        if learner is None:
+            learner = Learner(cfg, net_fn())
+            learner.load()
+        until = g * cfg.steps
+        learn_start = time.perf_counter()
+        window = Window(selfplay_files(out, g), cfg.window)
+        if learner.steps_done < until:
+            if not cfg.target_every and learner.target_step < (g - 1) * cfg.steps:
+                learner.refresh_target(window)  # once per generation, at its start
+            else:  # the saved target net (a resumed generation, or --target-every)
+                window.compute_targets(learner.values, cfg)
+        bar = tqdm(total=cfg.steps, initial=max(0, learner.steps_done - (g - 1) * cfg.steps),
+                   desc=f"g{g} learn", unit="step", file=sys.stderr, disable=not cfg.progress)
+        figures.update(learner.train(window, until, bar))
+        bar.close()
+        figures.update(window=len(window), target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
+                       learn_s=time.perf_counter() - learn_start, **learner.validate())
+        candidate = out / "models" / f"g{g:04d}.onnx"
+        learner.export(candidate, g)
+        if cfg.gate:
+            figures.update(gate(cfg, g, candidate, best))
+        else:
+            figures["promoted"] = 1
+        if figures["promoted"]:
+            shutil.copyfile(candidate, best.with_suffix(".tmp"))
+            os.replace(best.with_suffix(".tmp"), best)
+            state["best_generation"] = g
+        figures["best_generation"] = state["best_generation"]
+        figures["generation_s"] = time.perf_counter() - gen_start
+        (out / "gens").mkdir(exist_ok=True)
+        _write_json(out / "gens" / f"g{g:04d}.json", figures)
+        state = {**state, "generation": g + 1}
+        _write_json(out / "state.json", state)
+        write_log(out)
+    return best
+
+
+def write_log(out: Path) -> Path:
+    """log.csv from the generations' json files (so a resumed run never duplicates a row), and log.png."""
+    rows = [json.loads(p.read_text()) for p in sorted((out / "gens").glob("g*.json"))]
+    total = 0.0
+    for row in rows:
+        if row.get("promoted") and math.isfinite(row.get("elo", math.nan)):
+            total += row["elo"]
+        row["total_elo"] = total
+    path = out / "log.csv"
+    tmp = path.with_suffix(".tmp")
+    with open(tmp, "w", newline="") as f:
+        writer = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore", restval="")
+        writer.writeheader()
+        writer.writerows(rows)
+    os.replace(tmp, path)
+    try:
+        plot_log(path)
+    except ImportError:  # matplotlib is optional: the CSV is the record
+        pass
+    return path
+
+
+def plot_log(path: Path) -> Path:
+    """log.png: Elo of each candidate against the best (95% interval) and the promoted models' sum; game
+    length; the shares of games truncated and of false resignations; the losses; held-out agreement."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from messiah.train.plot import read_log
+
+    log = read_log(path)
+    gens = log.get("generation", [])
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+
+    def line(ax, key, label=None, **kw):
+        if key in log and len(log[key]) == len(gens):
+            ax.plot(gens, log[key], marker="o", label=label or key, **kw)
+
+    ax = axes[0, 0]
+    if all(k in log and len(log[k]) == len(gens) for k in ("elo", "elo_low", "elo_high")):
+        elo, low, high = (np.clip(np.array(log[k]), -800, 800) for k in ("elo", "elo_low", "elo_high"))
+        ax.errorbar(gens, elo, yerr=[elo - low, high - elo], fmt="o", capsize=3, label="candidate vs best")
+    line(ax, "total_elo", "sum over promotions")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_title("Elo (95% interval)")
+    line(axes[0, 1], "mean_plies", "mean game length (plies)")
+    axes[0, 1].set_title("game length")
+    for key in ("truncated_share", "false_resign_rate", "resign_share", "mate_share"):
+        line(axes[0, 2], key)
+    axes[0, 2].set_title("shares of games")
+    for key in ("loss", "value_loss", "rank_loss", "dense_loss"):
+        line(axes[1, 0], key)
+    axes[1, 0].set_title("learner loss")
+    for key in ("teacher_agreement", "floodgate_agreement"):
+        line(axes[1, 1], key)
+    axes[1, 1].set_title("held-out agreement")
+    for key in ("selfplay_positions_per_s", "learner_positions_per_s"):
+        line(axes[1, 2], key)
+    axes[1, 2].set_title("throughput (positions/s)")
+    for ax in axes.flat:
+        ax.set_xlabel("generation")
+        ax.grid(alpha=0.3)
+        if ax.lines or ax.collections:
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = path.with_suffix(".png")
+    tmp = out.with_name(out.name + ".tmp.png")
+    fig.savefig(tmp, dpi=80)
+    plt.close(fig)
+    os.replace(tmp, out)
+    return out

@@ -1,0 +1,353 @@
+"""Actors: self-play games through a messiah searcher with a node budget, recorded as :data:`SELFPLAY` rows.
+No torch: an actor needs only the onnxruntime evaluator and the searches.
+
+Per move: the root search (``Limits(nodes=...)``; its df-pn at the root finds forced mates); the root's move
+values (for UCB1/PUCT the tree's mean value of each root move, for alpha-beta the network's Q) become the
+record's dense targets; the move is drawn from softmax(values / tau) for the first ``explore_plies`` plies
+after the opening, then it is the search's choice except with probability epsilon a uniformly random legal
+move. The record says which moves were exploratory (not the search's choice).
+
+A game ends on the board (mate, repetition, declaration), by a proven mate at the root (the game stops with
+the exact result), by resignation (a root value below ``resign`` at two moves in a row of one side; a share
+of games plays on to measure how often that would have been wrong), or at ``max_ply``, where it is
+truncated: its last position is recorded without a move, for the learner to bootstrap from.
+
+Several games can run at once in threads of one actor (``games_per_actor``): their searches' leaves go to a
+:class:`LeafBatcher`, which scores the waiting leaves of all games in one forward pass (a GPU's batch is
+then full instead of one position).
+"""
+
+from __future__ import annotations
+
+import math
+import threading
+import time
+from dataclasses import dataclass
+
+import cshogi
+import numpy as np
+
+from messiah.evaluator import Evaluator
+from messiah.moves import legal_move_indices
+from messiah.rl.config import RLConfig
+from messiah.rl.records import (
+    END_DECLARATION,
+    END_MATED,
+    END_PROVEN_MATE,
+    END_REPETITION,
+    END_RESIGN,
+    END_TRUNCATED,
+    EXPLORATORY,
+    FINAL,
+    MAX_LEGAL_MOVES,
+    PROVEN,
+    SELFPLAY,
+)
+from messiah.search import Limits, make_searcher
+from messiah.search.base import REPETITION_LOOKBACK
+from messiah.winrate import MAX_CP
+
+RESIGN_STREAK = 2  # a side resigns after this many of its moves in a row below the threshold
+FLUSH_WAIT = 0.002  # seconds a leaf waits for the other games' leaves before its batch is scored anyway
+NO_SLOT = 0xFFFF  # ``best``/``played`` of a final row
+# Repetitions that end a game by the rules (the engine's search also scores "superior" repetitions; games go on).
+REPETITION_RESULT = {cshogi.REPETITION_DRAW: None, cshogi.REPETITION_WIN: True, cshogi.REPETITION_LOSE: False}
+
+
+@dataclass(frozen=True)
+class GameSpec:
+    """One game to play: its number in the generation, the opening line (or None: random plies), a seed."""
+
+    game: int
+    generation: int
+    opening: str | None
+    seed: int
+
+
+@dataclass
+class GameStats:
+    """What a game cost and how it ended (for the log)."""
+
+    plies: int = 0
+    end: int = 0
+    exploratory: int = 0
+    would_resign: int = -1  # the side (0 black, 1 white) that would have resigned in a played-out game, else -1
+    winner: int = -1  # 0 black, 1 white, -1 none (draw or truncated)
+    seconds: float = 0.0
+    forward_seconds: float = 0.0
+    forwards: int = 0
+    nodes: int = 0
+
+
+class LeafBatcher:
+    """Scores the leaves of several games' searches together. Each game's thread calls :meth:`run`; the
+    call that completes a batch (every active game waiting) or times out runs one forward pass for all of
+    them, outside the lock."""
+
+    def __init__(self, evaluator: Evaluator, games: int):
+        self.evaluator = evaluator
+        self.active = games
+        self.cond = threading.Condition()
+        self.pending: list[list] = []
+
+    def done(self) -> None:
+        """A game has ended: one fewer to wait for."""
+        with self.cond:
+            self.active -= 1
+            self.cond.notify_all()
+
+    def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        request = {"features": features, "indices": indices, "q": None, "error": None, "taken": False}
+        with self.cond:
+            self.pending.append(request)
+            while request["q"] is None and request["error"] is None:
+                if not request["taken"] and len(self.pending) >= self.active:
+                    self._flush()
+                elif not self.cond.wait(FLUSH_WAIT) and not request["taken"]:
+                    self._flush()  # the others are busy searching: score what is waiting
+        if request["error"] is not None:
+            raise request["error"]
+        return request["q"]
+
+    def _flush(self) -> None:
+        """Score the waiting leaves (called holding the lock; runs the forward pass without it)."""
+        batch, self.pending = self.pending, []
+        for r in batch:
+            r["taken"] = True
+        self.cond.release()
+        try:
+            self._score(batch)
+        except Exception as e:  # every waiting game sees the failure, none waits for ever
+            for r in batch:
+                r["error"] = e
+        finally:
+            self.cond.acquire()
+            self.cond.notify_all()
+
+    def _score(self, batch: list[dict]) -> None:
+        width = max(r["indices"].shape[1] for r in batch)
+        features = np.concatenate([r["features"] for r in batch])
+        indices = np.concatenate([np.pad(r["indices"], ((0, 0), (0, width - r["indices"].shape[1]))) for r in batch])
+        q = self.evaluator.run(features, indices)
+        row = 0
+        for r in batch:
+            n = len(r["features"])
+            r["q"] = q[row : row + n, : r["indices"].shape[1]]
+            row += n
+
+
+class BatchedEvaluator(Evaluator):
+    """An evaluator for one game's thread whose forward passes go through a shared :class:`LeafBatcher`."""
+
+    def __init__(self, batcher: LeafBatcher):  # no session of its own
+        base = batcher.evaluator
+        self.batcher, self.session, self.path, self.config = batcher, base.session, base.path, base.config
+        self.metadata, self.providers = base.metadata, base.providers
+        self.calls = self.positions = 0
+        self.seconds = 0.0
+        self._one = np.zeros_like(base._one)
+
+    def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        start = time.perf_counter()
+        q = self.batcher.run(features, indices)
+        self.seconds += time.perf_counter() - start
+        self.calls += 1
+        self.positions += len(features)
+        return q
+
+
+def make_game_searcher(cfg: RLConfig, evaluator: Evaluator):
+    options = {"mate_nodes": cfg.mate_nodes}
+    if cfg.search != "alphabeta":
+        options["batch_size"] = cfg.search_batch
+    return make_searcher(cfg.search, evaluator, **options)
+
+
+def root_values(searcher, board: cshogi.Board, n: int) -> np.ndarray:
+    """The search's value of each legal move (legal_move_indices order) for the side to move: the tree's
+    mean value of each root move when the search kept a tree for this position (UCB1, PUCT; a proven child
+    counts exactly), else the network's Q (alpha-beta, or a move settled without a tree)."""
+    root = getattr(searcher, "root", None)
+    if root is not None and root.key == board.zobrist_hash() and len(root.moves) == n:
+        values = root.w / np.maximum(root.n, 1e-9)
+        for i, move in enumerate(root.moves):
+            child = root.children.get(int(move))
+            if child is not None and child.terminal in (0.0, 1.0):
+                values[i] = 1.0 - child.terminal
+        return np.clip(values, 0.0, 1.0)
+    return searcher.cache.get(board).q.astype(np.float64)
+
+
+def value_cp(value: float, scale: float) -> int:
+    """A win rate as the record's eval, cp at the teacher scale (clipped as the teacher data's mate scores)."""
+    if value <= 0.0:
+        return -MAX_CP
+    if value >= 1.0:
+        return MAX_CP
+    return int(max(-MAX_CP, min(MAX_CP, round(math.log(value / (1.0 - value)) * scale))))
+
+
+def start_position(spec: GameSpec, cfg: RLConfig, rng: np.random.Generator) -> cshogi.Board:
+    board = cshogi.Board()
+    if spec.opening is not None:
+        board.set_position(spec.opening)
+        return board
+    for _ in range(cfg.random_plies):
+        legal = list(board.legal_moves)
+        if not legal:
+            break
+        board.push(legal[rng.integers(len(legal))])
+        if board.is_game_over():
+            board.pop()
+            break
+    return board
+
+
+def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, scale: float) -> np.ndarray:
+    row = np.zeros(1, SELFPLAY)[0]
+    board.to_hcp(row["hcp"])
+    row["ply"], row["game"], row["generation"] = board.move_number, spec.game, spec.generation
+    row["value"], row["eval"] = value, value_cp(value, scale)
+    n = min(len(values), MAX_LEGAL_MOVES)
+    row["moves"] = n
+    row["values"][:] = np.nan
+    row["values"][:n] = values[:n]
+    return row
+
+
+def play_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndarray, GameStats]:
+    """Play one self-play game; its records (in order) and what it cost."""
+    rng = np.random.default_rng(spec.seed)
+    board = start_position(spec, cfg, rng)
+    searcher.new_game()
+    evaluator = searcher.cache.evaluator
+    seconds0, calls0 = evaluator.seconds, evaluator.calls
+    start = time.perf_counter()
+    stats, rows, moved = GameStats(), [], 0
+    streak = [0, 0]
+    playout = cfg.resign > 0 and rng.random() < cfg.resign_playout
+    winner: int | None = None  # 0 black, 1 white, None draw / truncated
+    while True:
+        turn = board.turn
+        if board.is_game_over():
+            stats.end, winner = END_MATED, 1 - turn
+            break
+        if board.is_nyugyoku():
+            stats.end, winner = END_DECLARATION, turn
+            break
+        if moved:
+            repetition = board.is_draw(REPETITION_LOOKBACK)
+            if repetition in REPETITION_RESULT:
+                wins = REPETITION_RESULT[repetition]
+                stats.end, winner = END_REPETITION, None if wins is None else (turn if wins else 1 - turn)
+                break
+        if board.move_number > cfg.max_ply:
+            stats.end = END_TRUNCATED
+            q = searcher.cache.get(board).q
+            row = _row(board, spec, q, float(q.max()), cfg.scale)
+            row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
+            rows.append(row)
+            break
+        result = searcher.search(board, Limits(nodes=cfg.nodes))
+        stats.nodes += result.nodes
+        moves, _ = legal_move_indices(board)
+        values = root_values(searcher, board, len(moves))
+        best = int(np.flatnonzero(moves == result.bestmove)[0])
+        if result.mate is not None and result.mate < 0:  # proven lost: nothing left to learn from playing it out
+            stats.end, winner = END_PROVEN_MATE, 1 - turn
+            break
+        proven = result.mate is not None and result.mate > 0
+        value = 1.0 if proven else min(1.0, max(0.0, result.winrate))
+        streak[turn] = streak[turn] + 1 if cfg.resign > 0 and value < cfg.resign else 0
+        if streak[turn] >= RESIGN_STREAK and not proven:
+            if not playout:
+                stats.end, winner = END_RESIGN, 1 - turn
+                break
+            if stats.would_resign < 0:
+                stats.would_resign = turn
+        if proven:
+            slot = best
+        elif moved < cfg.explore_plies:
+            z = (values - values.max()) / cfg.tau
+            p = np.exp(z)
+            slot = int(rng.choice(len(moves), p=p / p.sum()))
+        elif rng.random() < cfg.epsilon:
+            slot = int(rng.integers(len(moves)))
+        else:
+            slot = best
+        row = _row(board, spec, values, value, cfg.scale)
+        row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(moves[slot])), best, slot
+        row["flags"] = (EXPLORATORY if slot != best else 0) | (PROVEN if proven else 0)
+        stats.exploratory += slot != best
+        rows.append(row)
+        board.push(int(moves[slot]))
+        moved += 1
+        if proven:
+            stats.end, winner = END_PROVEN_MATE, turn
+            break
+    out = np.array(rows, SELFPLAY) if rows else np.zeros(0, SELFPLAY)
+    out["end"] = stats.end
+    out["gameResult"] = 0 if winner is None else (1 if winner == cshogi.BLACK else 2)
+    stats.plies, stats.winner = moved, -1 if winner is None else winner
+    stats.seconds = time.perf_counter() - start
+    stats.forward_seconds, stats.forwards = evaluator.seconds - seconds0, evaluator.calls - calls0
+    return out, stats
+
+
+class Actor:
+    """Plays games with one model: ``games_per_actor`` at once in threads whose leaves share forward passes."""
+
+    def __init__(self, model: str, cfg: RLConfig):
+        self.cfg = cfg
+        self.evaluator = Evaluator(model, threads=1, device=cfg.actor_device)
+
+    def play(self, specs: list[GameSpec], deliver=None, stop=None) -> list[tuple[int, bytes, GameStats]]:
+        """Play ``specs`` (``games_per_actor`` at a time, until ``stop`` is set); each finished game goes to
+        ``deliver(game, rows bytes, stats)`` as soon as it ends when given, and all are returned."""
+        done: list[tuple[int, bytes, GameStats]] = []
+        width = max(1, self.cfg.games_per_actor)
+        for i in range(0, len(specs), width):
+            if stop is not None and stop.is_set():
+                break
+            group = specs[i : i + width]
+            batcher = LeafBatcher(self.evaluator, len(group)) if len(group) > 1 else None
+            searchers = [make_game_searcher(self.cfg, BatchedEvaluator(batcher) if batcher else self.evaluator)
+                         for _ in group]
+            lock = threading.Lock()
+            errors: list[BaseException] = []
+
+            def one(searcher, spec: GameSpec, batcher=batcher, lock=lock, errors=errors) -> None:
+                try:
+                    rows, stats = play_game(searcher, spec, self.cfg)
+                    with lock:
+                        done.append((spec.game, rows.tobytes(), stats))
+                        if deliver is not None:
+                            deliver(*done[-1])
+                except BaseException as e:  # raised again in the actor's own thread below
+                    errors.append(e)
+                finally:
+                    if batcher is not None:
+                        batcher.done()
+
+            threads = [threading.Thread(target=one, args=(s, spec), daemon=True)
+                       for s, spec in zip(searchers, group, strict=True)]
+            for t in threads:
+                t.start()
+            for t in threads:
+                t.join()
+            if errors:
+                raise errors[0]
+        return done
+
+
+def actor_process(model: str, cfg: RLConfig, specs: list[GameSpec], results, stop) -> None:
+    """An actor process: plays its specs and puts ("game", number, rows, stats) on ``results`` per game, then
+    ("done", ...); ("error", message) on failure."""
+    import traceback
+
+    try:
+        actor = Actor(model, cfg)
+        actor.play(specs, lambda game, rows, stats: results.put(("game", game, rows, stats)), stop)
+        results.put(("done", None, None, None))
+    except BaseException:
+        results.put(("error", traceback.format_exc(), None, None))
