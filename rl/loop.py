@@ -344,14 +344,17 @@ def run(cfg: RLConfig) -> Path:
         until = g * cfg.steps
         learn_start = time.perf_counter()
         window = Window(selfplay_files(out, g), cfg.window)
+        targets_start = time.perf_counter()
         if learner.steps_done < until:
             if not cfg.target_every and learner.target_step < (g - 1) * cfg.steps:
                 learner.refresh_target(window)  # once per generation, at its start
             else:  # the saved target net (a resumed generation, or --target-every)
                 window.compute_targets(learner.values, cfg)
+        targets_s = time.perf_counter() - targets_start
         bar = tqdm(total=cfg.steps, initial=max(0, learner.steps_done - (g - 1) * cfg.steps),
                    desc=f"g{g} learn", unit="step", file=sys.stderr, disable=not cfg.progress)
         figures.update(learner.train(window, until, bar))
+        figures["target_refresh_s"] += targets_s
         bar.close()
         figures.update(window=len(window), target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
                        learn_s=time.perf_counter() - learn_start, **learner.validate())

@@ -1,6 +1,6 @@
 """The import layers (README, "Layout and layers"): playing needs no torch and no training code. A fresh
 interpreter imports the USI engine, searches a position with the shipped model, and must not have
-imported torch or any module of train/ or models/."""
+imported torch or any module of train/, models/ or rl/."""
 
 import json
 import subprocess
@@ -17,7 +17,7 @@ for name in ("alphabeta", "ucb1"):
     result = make_searcher(name, Evaluator(None, threads=1)).search(cshogi.Board(), Limits(nodes=300))
     assert result.bestmove in set(cshogi.Board().legal_moves), result.bestmove
 loaded = sorted(m for m in sys.modules if m.split(".")[0] == "torch"
-                or m.startswith(("messiah.train", "messiah.models")))
+                or m.startswith(("messiah.train", "messiah.models", "messiah.rl")))
 print(json.dumps(loaded))
 """
 
@@ -43,7 +43,7 @@ def project_imports(module: str) -> set[str]:
     import ast
 
     parts = module.split(".")
-    if parts[:2] in (["messiah", "search"], ["messiah", "models"], ["messiah", "train"]):
+    if parts[:2] in (["messiah", "search"], ["messiah", "models"], ["messiah", "train"], ["messiah", "rl"]):
         parts = parts[1:]  # pyproject's package-dir: messiah.search is the repository's search/
     path = ROOT.joinpath(*parts)
     path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
@@ -80,3 +80,16 @@ def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_
     board = __import__("cshogi").Board(sfen)
     legal = {__import__("cshogi").move_to_usi(m) for m in board.legal_moves}
     assert json.loads(done.stdout)["bestmove"] in legal
+
+
+def test_the_rl_actors_need_no_torch_and_nothing_below_imports_rl():
+    """rl/ sits beside train/, above search/: an actor process (rl.selfplay) plays without torch, and no module of
+    the core, the searches or the engine imports rl/."""
+    for layer in LAYERS:
+        for module in layer:
+            assert not any(m.startswith("messiah.rl") for m in project_imports(module)), module
+    code = ("import sys, json, messiah.rl.selfplay, messiah.rl.records, messiah.rl.targets; "
+            "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout.splitlines()[-1]) == []

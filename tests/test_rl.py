@@ -1,0 +1,338 @@
+"""messiah rl: lambda-returns, self-play records and their repair, loading a net from ONNX, the leaf batcher, a
+tiny end-to-end run that resumes, and the Ray actors on a local instance."""
+
+from __future__ import annotations
+
+import json
+import os
+import threading
+import warnings
+
+import cshogi
+import numpy as np
+import pytest
+
+from messiah.rl.records import (
+    END_MATED,
+    END_PROVEN_MATE,
+    END_TRUNCATED,
+    EXPLORATORY,
+    FINAL,
+    PROVEN,
+    SELFPLAY,
+    append_game,
+    prepare,
+    read_games,
+)
+from messiah.rl.targets import flip, game_targets, lambda_returns
+from messiah.train.data import game_index_path, read_records
+
+torch = pytest.importorskip("torch")
+
+TEACHER = "teacher_s5.hcpe"  # the smallest shared teacher file
+
+
+@pytest.fixture
+def shared_data():
+    from messiah.paths import SHARED_DATA
+
+    if not (SHARED_DATA / "teacher" / TEACHER).exists():
+        pytest.skip(f"no shared data at {SHARED_DATA}")
+    return SHARED_DATA
+
+
+# --------------------------------------------------------------------------- lambda-returns
+
+def test_one_step_targets_are_the_negamax_flip_of_the_next_value():
+    values = np.array([np.nan, 0.3, 0.8, 0.6])
+    g = lambda_returns(values, np.zeros(4, bool), last=1.0, lam=0.0, gamma=1.0, watkins=True)
+    np.testing.assert_allclose(g, [0.7, 0.2, 0.4, 1.0], atol=1e-6)
+
+
+def test_peng_with_lambda_one_is_the_result_from_each_movers_side():
+    values = np.array([np.nan, 0.3, 0.8, 0.6, 0.1])
+    g = lambda_returns(values, np.array([0, 1, 0, 1, 0], bool), last=1.0, lam=1.0, gamma=1.0, watkins=False)
+    np.testing.assert_allclose(g, [1.0, 0.0, 1.0, 0.0, 1.0], atol=1e-6)  # the last mover won
+
+
+def test_lambda_return_by_hand_and_watkins_cuts_at_an_exploratory_move():
+    lam = 0.7
+    values = np.array([np.nan, 0.4, 0.9])
+    explore = np.array([False, False, True])  # the last move (a_2) was exploratory
+    # G_2 = 1 (the mover of a_2 won); Peng: G_1 = 1 - (0.3 * 0.9 + 0.7 * 1) = 0.03,
+    # G_0 = 1 - (0.3 * 0.4 + 0.7 * 0.03) = 0.859
+    peng = lambda_returns(values, explore, 1.0, lam, 1.0, watkins=False)
+    np.testing.assert_allclose(peng, [0.859, 0.03, 1.0], atol=1e-6)
+    # Watkins: a_2 was exploratory, so G_1 = 1 - V(s_2) = 0.1 and G_0 = 1 - (0.3 * 0.4 + 0.7 * 0.1) = 0.81
+    watkins = lambda_returns(values, explore, 1.0, lam, 1.0, watkins=True)
+    np.testing.assert_allclose(watkins, [0.81, 0.1, 1.0], atol=1e-6)
+
+
+def test_gamma_discounts_toward_a_draw():
+    assert flip(1.0, 0.9) == pytest.approx(0.05)  # a loss seen from the winner's side, discounted: 0.5 + 0.9 * 0.5
+    assert flip(0.5, 0.5) == pytest.approx(0.5)
+    g = lambda_returns(np.array([np.nan, 0.0]), np.zeros(2, bool), 1.0, 0.0, 0.9, watkins=True)
+    np.testing.assert_allclose(g, [0.95, 1.0], atol=1e-6)
+
+
+def _game(n: int, end: int, result: int, flags: list[int] | None = None) -> np.ndarray:
+    """A game of ``n`` rows from the start position alternating sides; ``result`` an hcpe gameResult."""
+    rows = np.zeros(n, SELFPLAY)
+    board = cshogi.Board()
+    moves = ["7g7f", "3c3d", "2g2f", "8c8d", "2f2e", "8d8e", "6i7h", "4a3b"]
+    for i in range(n):
+        board.to_hcp(rows["hcp"][i])
+        if i < len(moves):
+            board.push_usi(moves[i])
+    rows["end"], rows["gameResult"] = end, result
+    if flags is not None:
+        rows["flags"] = flags
+    return rows
+
+
+def test_a_terminal_result_is_exact_for_the_last_mover():
+    # black moves at rows 0 and 2; white mated after row 2's move: black won
+    rows = _game(3, END_MATED, 1)
+    values = np.array([0.5, 0.2, 0.6])
+    g = game_targets(rows, values, lam=0.0, gamma=0.9, watkins=True)
+    np.testing.assert_allclose(g, [flip(0.2, 0.9), flip(0.6, 0.9), 1.0], atol=1e-6)
+    white_won = _game(3, END_MATED, 2)  # row 2 is black's move: black lost
+    assert game_targets(white_won, values, 0.0, 1.0, True)[2] == 0.0
+
+
+def test_a_truncated_game_bootstraps_from_its_final_position_not_from_a_draw():
+    rows = _game(4, END_TRUNCATED, 0, flags=[0, 0, 0, FINAL])
+    values = np.array([0.5, 0.5, 0.5, 0.9])  # the final position is good for its side to move
+    g = game_targets(rows, values, lam=0.5, gamma=1.0, watkins=True)
+    assert np.isnan(g[3])  # the final row has no move
+    assert g[2] == pytest.approx(0.1)  # 1 - V(final), not 0.5
+    assert g[1] == pytest.approx(1 - (0.5 * 0.5 + 0.5 * 0.1))
+
+
+def test_a_proven_position_counts_exactly_in_the_returns():
+    rows = _game(3, END_PROVEN_MATE, 1, flags=[0, 0, PROVEN])  # row 2 (black to move) proved a mate: black won
+    values = np.array([0.5, 0.5, 0.3])  # the network undervalues the proven position
+    g = game_targets(rows, values, lam=0.0, gamma=1.0, watkins=True)
+    np.testing.assert_allclose(g, [0.5, 0.0, 1.0], atol=1e-6)  # row 1: 1 - V(s_2) = 1 - 1
+
+
+def test_game_targets_read_the_exploratory_flag():
+    rows = _game(3, END_MATED, 1, flags=[0, 0, EXPLORATORY])
+    values = np.array([0.5, 0.4, 0.9])
+    watkins = game_targets(rows, values, 0.7, 1.0, True)
+    peng = game_targets(rows, values, 0.7, 1.0, False)
+    assert watkins[1] == pytest.approx(0.1) and peng[1] == pytest.approx(0.03)
+
+
+# --------------------------------------------------------------------------- records
+
+def test_records_append_repair_after_a_crash_and_exact_index(tmp_path):
+    path = tmp_path / "g0001.selfplay"
+    games = [_game(5, END_MATED, 1), _game(3, END_MATED, 2), _game(7, END_MATED, 0)]
+    for i, game in enumerate(games[:2]):
+        game["game"] = i
+        append_game(path, game)
+    assert prepare(path) == 8
+    # a crash: the third game's data half written, never indexed, and a partial index entry
+    with open(path, "ab") as f:
+        f.write(games[2].tobytes()[: SELFPLAY.itemsize * 3 + 100])
+    with open(game_index_path(path), "ab") as f:
+        f.write(b"\x07\x00")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert prepare(path) == 8
+    assert len(caught) == 2  # the partial index entry and the cut data, each said
+    records, starts = read_games(path)
+    assert len(records) == 8 and starts.tolist() == [0, 5]
+    assert np.fromfile(game_index_path(path), np.uint32).tolist() == [5, 3]
+    games[2]["game"] = 2
+    append_game(path, games[2])
+    records, starts = read_games(path)
+    assert starts.tolist() == [0, 5, 8] and records["game"].tolist() == [0] * 5 + [1] * 3 + [2] * 7
+    # readable as hcpe data (messiah evaluate, pretraining), with its exact game boundaries
+    data = read_records(path)
+    assert len(data) == 15 and data.game_starts.tolist() == [0, 5, 8]
+    assert data[np.arange(15)]["hcp"].tobytes() == np.asarray(records["hcp"]).tobytes()
+
+
+def test_an_index_longer_than_the_data_is_cut_back(tmp_path):
+    path = tmp_path / "g.selfplay"
+    append_game(path, _game(4, END_MATED, 1))
+    append_game(path, _game(4, END_MATED, 1))
+    os.truncate(path, SELFPLAY.itemsize * 6)  # the second game's data lost, its index entry kept
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert prepare(path) == 4
+    assert np.fromfile(game_index_path(path), np.uint32).tolist() == [4]
+
+
+# --------------------------------------------------------------------------- nets and evaluation
+
+def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
+    from messiah.evaluator import Evaluator
+    from messiah.models.config import NetConfig
+    from messiah.models.export import export_onnx
+    from messiah.models.net import AllMovesNet
+    from messiah.rl.learner import calibration_positions, net_from_onnx
+
+    torch.manual_seed(3)
+    original = AllMovesNet(NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16))
+    original.train()
+    with torch.no_grad():  # batch norms with non-trivial statistics, as after training
+        original(torch.from_numpy(calibration_positions(64, seed=1)))
+    path = export_onnx(original, tmp_path / "m.onnx")
+    net = net_from_onnx(path)
+    assert net.config == original.config
+    board = cshogi.Board()
+    board.push_usi("7g7f")
+    scores = Evaluator(path, threads=1).score(board)
+    from messiah.features import board_planes
+
+    x = torch.from_numpy(board_planes(board)[None].copy())
+    with torch.no_grad():
+        q = torch.sigmoid(net.move_logits(net(x), torch.from_numpy(scores.indices[None])))[0].numpy()
+        q0 = torch.sigmoid(original.eval().move_logits(original(x), torch.from_numpy(scores.indices[None])))[0]
+    np.testing.assert_allclose(q, scores.q, atol=1e-5)
+    np.testing.assert_allclose(q, q0.numpy(), atol=1e-5)
+    # training mode (batch statistics) computes nearly the same function: fine-tuning starts where the model is
+    many = torch.from_numpy(calibration_positions(256, seed=9))
+    with torch.no_grad():
+        h_train = net.train()(many)
+        h_eval = net.eval()(many)
+    assert ((h_train - h_eval).norm() / h_eval.norm()).item() < 0.2
+
+
+def test_leaf_batcher_gives_each_game_its_own_scores():
+    from messiah.evaluator import Evaluator
+    from messiah.rl.selfplay import BatchedEvaluator, LeafBatcher
+
+    evaluator = Evaluator(None, threads=1)
+    boards = []
+    for moves in (["7g7f"], ["2g2f", "8c8d"], ["5g5f", "3c3d", "8h2b+"]):
+        b = cshogi.Board()
+        for m in moves:
+            b.push_usi(m)
+        boards.append(b)
+    batcher = LeafBatcher(evaluator, len(boards))
+    got = [None] * len(boards)
+
+    def work(i: int) -> None:
+        proxy = BatchedEvaluator(batcher)
+        for _ in range(5):
+            got[i] = proxy.score(boards[i]).q
+        batcher.done()
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(len(boards))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=60)
+    for board, q in zip(boards, got, strict=True):
+        np.testing.assert_allclose(q, evaluator.score(board).q, atol=1e-5)
+    assert evaluator.calls < 15 + len(boards)  # batched: fewer passes than the 15 requests plus the checks
+
+
+# --------------------------------------------------------------------------- end to end
+
+def tiny(tmp_path, shared_data, **overrides):
+    from messiah.models.config import NetConfig
+    from messiah.rl.config import RLConfig
+
+    settings = dict(out=str(tmp_path / "rl"), init="random", net=NetConfig(channels=8, blocks=1, head_channels=4,
+                                                                          embed_dim=16),
+                    generations=1, games=2, actors=1, nodes=8, mate_nodes=200, max_ply=50, steps=3, batch_size=16,
+                    checkpoint_every=2, window=10_000, teacher=[str(shared_data / "teacher" / TEACHER)],
+                    val_positions=64, gate_games=2, gate_nodes=4, gate_jobs=1, progress=False, threads=1, seed=5)
+    settings.update(overrides)
+    return RLConfig(**settings)
+
+
+def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, shared_data):
+    from messiah.rl.loop import run
+
+    cfg = tiny(tmp_path, shared_data)
+    best = run(cfg)
+    out = tmp_path / "rl"
+    assert best.exists() and (out / "models" / "g0001.onnx").exists()
+    row = json.loads((out / "gens" / "g0001.json").read_text())
+    assert row["games"] == 2 and row["learner_steps"] == 3 and row["gate_games"] == 2
+    assert row["truncated_share"] > 0  # random weights, 50 plies: games are cut at the maximum ply
+    records, starts = read_games(out / "selfplay" / "g0001.selfplay")
+    assert len(starts) == 2 and set(np.asarray(records["game"]).tolist()) == {0, 1}
+    truncated = np.asarray(records["end"]) == END_TRUNCATED
+    assert ((np.asarray(records["flags"]) & FINAL) > 0).sum() == sum(
+        bool(truncated[s]) for s in starts)  # one final position per truncated game
+    header = (out / "log.csv").read_text().splitlines()
+    assert len(header) == 2 and header[0].startswith("generation,")
+    steps_before = torch.load(out / "learner.pt", weights_only=True)["step"]
+
+    # a kill -9 in generation 2's self-play, halfway through writing its second game
+    cfg2 = tiny(tmp_path, shared_data, generations=2)
+    from messiah.rl.loop import selfplay
+
+    selfplay(tiny(tmp_path, shared_data, games=1), 2, best)  # only the first game of generation 2 (same seeds)
+    path = out / "selfplay" / "g0002.selfplay"
+    one_game = path.read_bytes()
+    with open(path, "ab") as f:
+        f.write(b"\0" * (SELFPLAY.itemsize + 7))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(cfg2)
+    records, starts = read_games(path)
+    assert len(starts) == 2 and path.read_bytes()[: len(one_game)] == one_game  # the game before the crash kept
+    assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1]  # and the lost one played again
+    assert torch.load(out / "learner.pt", weights_only=True)["step"] == steps_before + 3
+    assert len((out / "log.csv").read_text().splitlines()) == 3
+    assert (out / "log.png").exists()
+    # rerunning the finished command does nothing more; a command that changes the run is refused
+    run(cfg2)
+    assert len((out / "log.csv").read_text().splitlines()) == 3
+    with pytest.raises(ValueError, match="lam 0.7 -> 0.5"):
+        run(tiny(tmp_path, shared_data, generations=2, lam=0.5))
+
+
+def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared_data):
+    from messiah.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.rl.loop import selfplay
+
+    os.environ["MESSIAH_RL_INPROCESS"] = "1"
+    try:
+        cfg = tiny(tmp_path, shared_data, steps=4, checkpoint_every=2)
+        (tmp_path / "rl").mkdir()
+        from messiah.models.export import export_onnx
+
+        model = export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx")
+        selfplay(cfg, 1, model)
+        window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
+        a = Learner(cfg, initial_net(cfg))
+        a.refresh_target(window)
+        assert len(window.trainable) > 0 and np.isfinite(window.targets[window.trainable]).all()
+        a.train(window, 2)
+        b = Learner(cfg, initial_net(cfg))  # a new process after a kill: from learner.pt
+        assert b.load() and b.steps_done == 2
+        for x, y in zip(a.trainer.net.state_dict().values(), b.trainer.net.state_dict().values(), strict=True):
+            assert torch.equal(x, y)
+        for x, y in zip(a.target.state_dict().values(), b.target.state_dict().values(), strict=True):
+            assert torch.equal(x, y)
+        batch_a, batch_b = a.batch(window, 2), b.batch(window, 2)  # the same batch is redrawn
+        assert torch.equal(batch_a["features"], batch_b["features"])
+    finally:
+        del os.environ["MESSIAH_RL_INPROCESS"]
+
+
+def test_actors_on_a_local_ray_instance(tmp_path, shared_data):
+    ray = pytest.importorskip("ray")
+    from messiah.models.export import export_onnx
+    from messiah.rl.learner import initial_net
+    from messiah.rl.loop import selfplay
+
+    cfg = tiny(tmp_path, shared_data, ray="local", games=3, actors=2)
+    (tmp_path / "rl").mkdir()
+    model = export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx")
+    try:
+        figures = selfplay(cfg, 1, model)
+    finally:
+        ray.shutdown()
+    records, starts = read_games(tmp_path / "rl" / "selfplay" / "g0001.selfplay")
+    assert figures["games"] == 3 and len(starts) == 3
+    assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1, 2]
