@@ -42,7 +42,7 @@ class RLConfig:
     """the architecture, used only with --init random"""
     generations: int = 10
     """generations to reach (rerun with a larger number to go on)"""
-    games: int = 64
+    games: int = 128
     """self-play games per generation"""
     actors: int = 0
     """actor processes playing self-play games (0: one per core)"""
@@ -86,8 +86,10 @@ class RLConfig:
     """learner steps between target-network refreshes (0: once per generation)"""
     window: int = 200_000
     """replay window: the newest positions trained on (whole games)"""
-    steps: int = 400
-    """learner steps per generation"""
+    steps: int = 200
+    """learner steps per generation. Each self-play position is trained on about steps * batch_size * (1 -
+    teacher_fraction) / (positions a generation) times in its life in the window (KataGo keeps this near 4;
+    a game is about 80 positions)"""
     batch_size: int = 256
     """positions per learner step (self-play and teacher together)"""
     teacher: list[str] = field(default_factory=default_teacher_files)

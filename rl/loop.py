@@ -151,7 +151,8 @@ def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> No
                 kind, game, rows, stats = results.get(timeout=1.0)
             except queue_module.Empty:
                 if not any(p.is_alive() for p in procs):
-                    raise RuntimeError(f"every actor has exited (exit codes {[p.exitcode for p in procs]})") from None
+                    raise RuntimeError(f"every actor has exited (exit codes {[p.exitcode for p in procs]}; from a script, "
+                                       "call it under `if __name__ == '__main__':`)") from None
                 continue
             if kind == "error":
                 raise RuntimeError(f"an actor failed:\n{game}")
