@@ -151,8 +151,9 @@ def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> No
                 kind, game, rows, stats = results.get(timeout=1.0)
             except queue_module.Empty:
                 if not any(p.is_alive() for p in procs):
-                    raise RuntimeError(f"every actor has exited (exit codes {[p.exitcode for p in procs]}; from a script, "
-                                       "call it under `if __name__ == '__main__':`)") from None
+                    codes = [p.exitcode for p in procs]
+                    raise RuntimeError(f"every actor has exited (exit codes {codes}; from a script, call it under "
+                                       "`if __name__ == '__main__':`)") from None
                 continue
             if kind == "error":
                 raise RuntimeError(f"an actor failed:\n{game}")
@@ -376,6 +377,8 @@ def run(cfg: RLConfig) -> Path:
         state = {**state, "generation": g + 1}
         _write_json(out / "state.json", state)
         write_log(out)
+    if (out / "gens").exists():
+        write_log(out)  # also after a kill between a generation's end and its log
     return best
 
 
