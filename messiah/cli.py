@@ -122,8 +122,8 @@ def _pretrain_run(args: argparse.Namespace) -> None:
 def _rl(args: argparse.Namespace) -> None:
     with _one_line_warnings("rl"):
         _needs_torch("rl")
-        from messiah.rl.config import RLConfig, load_config, rl_config_from_args
-        from messiah.rl.loop import run
+        from messiah.train.rl.config import RLConfig, load_config, rl_config_from_args
+        from messiah.train.rl.loop import run
 
         # A run's own configuration is the base: rerunning the same command (or only --out) continues it, and
         # a flag that would make it another run is refused by name.
@@ -459,10 +459,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser("rl", help="self-play reinforcement, DQN with Q(lambda), in generations (needs torch); "
                        "rerunning the command continues the run",
-                       description="Self-play DQN/Q(lambda) (rl/loop.py, docs/rl.md). Every flag is a field of "
-                       "messiah.rl.config.RLConfig; OUT keeps the run's configuration, and rerunning the command "
+                       description="Self-play DQN/Q(lambda) (train/rl/loop.py, docs/rl.md). Every flag is a field of "
+                       "messiah.train.rl.config.RLConfig; OUT keeps the run's configuration, and rerunning the command "
                        "continues it (flags that would change the run are refused).")
-    from messiah.rl.config import RLConfig
+    from messiah.train.rl.config import RLConfig
 
     add_config_arguments(p, RLConfig)
     p.set_defaults(func=_rl)

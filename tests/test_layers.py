@@ -1,6 +1,6 @@
 """The import layers (README, "Layout and layers"): playing needs no torch and no training code. A fresh
 interpreter imports the USI engine, searches a position with the shipped model, and must not have
-imported torch or any module of train/, models/ or rl/."""
+imported torch or any module of train/ (the self-play loop in train/rl/ included) or models/."""
 
 import json
 import subprocess
@@ -17,7 +17,7 @@ for name in ("alphabeta", "ucb1"):
     result = make_searcher(name, Evaluator(None, threads=1)).search(cshogi.Board(), Limits(nodes=300))
     assert result.bestmove in set(cshogi.Board().legal_moves), result.bestmove
 loaded = sorted(m for m in sys.modules if m.split(".")[0] == "torch"
-                or m.startswith(("messiah.train", "messiah.models", "messiah.rl")))
+                or m.startswith(("messiah.train", "messiah.models", "messiah.train.rl")))
 print(json.dumps(loaded))
 """
 
@@ -83,12 +83,12 @@ def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_
 
 
 def test_the_rl_actors_need_no_torch_and_nothing_below_imports_rl():
-    """rl/ sits beside train/, above search/: an actor process (rl.selfplay) plays without torch, and no module of
-    the core, the searches or the engine imports rl/."""
+    """The self-play loop (train/rl/) sits above search/: an actor process (selfplay) plays without torch, and no
+    module of the core, the searches or the engine imports it."""
     for layer in LAYERS:
         for module in layer:
-            assert not any(m.startswith("messiah.rl") for m in project_imports(module)), module
-    code = ("import sys, json, messiah.rl.selfplay, messiah.rl.records, messiah.rl.targets; "
+            assert not any(m.startswith("messiah.train.rl") for m in project_imports(module)), module
+    code = ("import sys, json, messiah.train.rl.selfplay, messiah.train.rl.records, messiah.train.rl.targets; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

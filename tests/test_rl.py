@@ -12,7 +12,8 @@ import cshogi
 import numpy as np
 import pytest
 
-from messiah.rl.records import (
+from messiah.train.data import game_index_path, read_records
+from messiah.train.rl.records import (
     END_MATED,
     END_PROVEN_MATE,
     END_TRUNCATED,
@@ -24,8 +25,7 @@ from messiah.rl.records import (
     prepare,
     read_games,
 )
-from messiah.rl.targets import flip, game_targets, lambda_returns
-from messiah.train.data import game_index_path, read_records
+from messiah.train.rl.targets import flip, game_targets, lambda_returns
 
 torch = pytest.importorskip("torch")
 
@@ -173,7 +173,7 @@ def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
     from messiah.models.config import NetConfig
     from messiah.models.export import export_onnx
     from messiah.models.net import AllMovesNet
-    from messiah.rl.learner import calibration_positions, net_from_onnx
+    from messiah.train.rl.learner import calibration_positions, net_from_onnx
 
     torch.manual_seed(3)
     original = AllMovesNet(NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16))
@@ -204,7 +204,7 @@ def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
 
 def test_leaf_batcher_gives_each_game_its_own_scores():
     from messiah.evaluator import Evaluator
-    from messiah.rl.selfplay import BatchedEvaluator, LeafBatcher
+    from messiah.train.rl.selfplay import BatchedEvaluator, LeafBatcher
 
     evaluator = Evaluator(None, threads=1)
     boards = []
@@ -236,7 +236,7 @@ def test_leaf_batcher_gives_each_game_its_own_scores():
 
 def tiny(tmp_path, shared_data, **overrides):
     from messiah.models.config import NetConfig
-    from messiah.rl.config import RLConfig
+    from messiah.train.rl.config import RLConfig
 
     settings = dict(out=str(tmp_path / "rl"), init="random", net=NetConfig(channels=8, blocks=1, head_channels=4,
                                                                           embed_dim=16),
@@ -248,7 +248,7 @@ def tiny(tmp_path, shared_data, **overrides):
 
 
 def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, shared_data):
-    from messiah.rl.loop import run
+    from messiah.train.rl.loop import run
 
     cfg = tiny(tmp_path, shared_data)
     best = run(cfg)
@@ -268,7 +268,7 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
 
     # a kill -9 in generation 2's self-play, halfway through writing its second game
     cfg2 = tiny(tmp_path, shared_data, generations=2)
-    from messiah.rl.loop import selfplay
+    from messiah.train.rl.loop import selfplay
 
     selfplay(tiny(tmp_path, shared_data, games=1), 2, best)  # only the first game of generation 2 (same seeds)
     path = out / "selfplay" / "g0002.selfplay"
@@ -292,8 +292,8 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
 
 
 def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared_data):
-    from messiah.rl.learner import Learner, Window, initial_net, selfplay_files
-    from messiah.rl.loop import selfplay
+    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.loop import selfplay
 
     os.environ["MESSIAH_RL_INPROCESS"] = "1"
     try:
@@ -323,8 +323,8 @@ def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared
 def test_actors_on_a_local_ray_instance(tmp_path, shared_data):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx
-    from messiah.rl.learner import initial_net
-    from messiah.rl.loop import selfplay
+    from messiah.train.rl.learner import initial_net
+    from messiah.train.rl.loop import selfplay
 
     cfg = tiny(tmp_path, shared_data, ray="local", games=3, actors=2)
     (tmp_path / "rl").mkdir()

@@ -46,7 +46,7 @@ SELFPLAY_SUFFIXES = (".selfplay",)
 CHECKED_RECORDS = 65536
 SUFFIXES = HCPE_SUFFIXES + PSV_SUFFIXES + CSA_SUFFIXES + KIF_SUFFIXES + JSONL_SUFFIXES + SELFPLAY_SUFFIXES
 
-# Self-play records of ``messiah rl`` (rl/records.py writes them): fixed width, so a file is memory-mapped.
+# Self-play records of ``messiah rl`` (train/rl/records.py writes them): fixed width, so a file is memory-mapped.
 # They begin with the hcpe fields (``eval`` the root value in cp at the teacher scale, ``bestMove16`` the
 # played move, 0 in a game's final unplayed position, ``gameResult`` 0 also for a truncated game), so every
 # reader of hcpe data reads their positions; then what the learner needs. ``values`` holds the search's
@@ -57,7 +57,7 @@ SELFPLAY = np.dtype([("hcp", "u1", (32,)), ("eval", "<i2"), ("bestMove16", "<i2"
                      ("end", "u1"), ("value", "<f4"), ("best", "<u2"), ("played", "<u2"), ("moves", "<u2"),
                      ("values", "<f2", (MAX_LEGAL_MOVES,))])
 HCPE_FIELDS = ["hcp", "eval", "bestMove16", "gameResult", "dummy"]
-END_TRUNCATED = 6  # rl/records.py's end code of a game stopped at the maximum ply: no result
+END_TRUNCATED = 6  # train/rl/records.py's end code of a game stopped at the maximum ply: no result
 
 
 def _check_size(path: Path, dtype: np.dtype, kind: str) -> None:

@@ -29,8 +29,10 @@ import numpy as np
 
 from messiah.evaluator import Evaluator
 from messiah.moves import legal_move_indices
-from messiah.rl.config import RLConfig
-from messiah.rl.records import (
+from messiah.search import Limits, make_searcher
+from messiah.search.base import REPETITION_LOOKBACK
+from messiah.train.rl.config import RLConfig
+from messiah.train.rl.records import (
     END_DECLARATION,
     END_MATED,
     END_PROVEN_MATE,
@@ -43,8 +45,6 @@ from messiah.rl.records import (
     PROVEN,
     SELFPLAY,
 )
-from messiah.search import Limits, make_searcher
-from messiah.search.base import REPETITION_LOOKBACK
 from messiah.winrate import MAX_CP
 
 RESIGN_STREAK = 2  # a side resigns after this many of its moves in a row below the threshold

@@ -36,9 +36,9 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.evaluator import default_model_path
-from messiah.rl.config import RLConfig, check, load_config, parse_sprt, run_changes, save_config
-from messiah.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
-from messiah.rl.selfplay import Actor, GameSpec, GameStats, actor_process
+from messiah.train.rl.config import RLConfig, check, load_config, parse_sprt, run_changes, save_config
+from messiah.train.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
+from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
 GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
 LOG_FIELDS = [
@@ -320,7 +320,7 @@ def run(cfg: RLConfig) -> Path:
             raise ValueError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
                              "own settings (see its config.json), or start a new run in another --out")
     save_config(cfg)
-    from messiah.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
 
     state = _state(out)
     net = None

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from messiah.rl.records import END_TRUNCATED, FINAL, PROVEN
+from messiah.train.rl.records import END_TRUNCATED, FINAL, PROVEN
 
 BLACK_WIN, WHITE_WIN = 1, 2  # hcpe gameResult
 

@@ -40,11 +40,11 @@ from messiah.features import PositionArrays, mirror_planes, planes
 from messiah.models.config import NetConfig
 from messiah.models.net import AllMovesNet
 from messiah.moves import legal_move_indices, mirror_indices, pad_indices
-from messiah.rl.config import AGREEMENT_SET, RLConfig
-from messiah.rl.records import FINAL, read_games
-from messiah.rl.targets import window_targets
 from messiah.train.config import TrainConfig
 from messiah.train.data import TeacherData, gather, read_records
+from messiah.train.rl.config import AGREEMENT_SET, RLConfig
+from messiah.train.rl.records import FINAL, read_games
+from messiah.train.rl.targets import window_targets
 from messiah.train.trainer import Trainer, load_checkpoint, setup_process, to_device
 
 LR_HORIZON = 10**9  # TrainConfig.steps: the cosine decay never starts (a run has no fixed end)
