@@ -26,7 +26,7 @@ from messiah.evaluator import Evaluator
 from messiah.mate import solve_mate
 from messiah.position import PositionError, parse_position
 from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
-from messiah.search.mcts import PUCT_C, PUCT_TEMPERATURE, UCB1_C
+from messiah.search.mcts import ENGINE_BATCH_SIZE, PUCT_C, PUCT_TEMPERATURE, UCB1_C
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
 
 ENGINE_NAME = f"messiah {__version__}"
@@ -107,7 +107,7 @@ OPTIONS = {
     "USI_Ponder": Option("check", False),
     "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
     "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root of a search
-    "BatchSize": Option("spin", 1, 1, 1024),  # leaves per forward pass for ucb1/puct (raise it on a GPU)
+    "BatchSize": Option("spin", ENGINE_BATCH_SIZE, 1, 1024),  # leaves per forward pass for ucb1/puct
     "Ucb1C": Option("spin", round(100 * UCB1_C), 0, 1000),  # ucb1's exploration constant, in hundredths
     "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
     "PuctTemperature": Option("spin", round(1000 * PUCT_TEMPERATURE), 1, 10000),  # softmax(Q / T), T in 1/1000
