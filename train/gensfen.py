@@ -432,14 +432,10 @@ def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: di
         fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
         try:
             while not done():
-                try:
-                    kind, payload, reason = results.get(timeout=1.0)
-                except queue_module.Empty:
-                    if not any(p.is_alive() for p in procs):
-                        codes = [p.exitcode for p in procs]
-                        raise EngineError(f"every worker has exited (exit codes {codes}; from a script, call "
-                                          "gensfen under `if __name__ == '__main__':`)") from None
+                message = next_result(results, procs, EngineError, "every worker has exited", "gensfen")
+                if message is None:
                     continue
+                kind, payload, reason = message
                 if kind == "error":
                     raise EngineError(payload)
                 n = len(payload) // HCPE.itemsize
@@ -467,6 +463,19 @@ def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: di
     counts["endings"] = dict(counts["endings"])
     return counts
 
+
+
+def next_result(results: mp.Queue, procs: list, error: type[Exception], what: str, call: str):
+    """The next message from worker processes, or None after a second without one; raises ``error`` when every
+    worker has exited without a word (spawned workers die at once when the caller's script lacks a main guard)."""
+    try:
+        return results.get(timeout=1.0)
+    except queue_module.Empty:
+        if not any(p.is_alive() for p in procs):
+            codes = [p.exitcode for p in procs]
+            raise error(f"{what} (exit codes {codes}; from a script, call {call} under "
+                        "`if __name__ == '__main__':`)") from None
+        return None
 
 def _shutdown(procs: list, results: mp.Queue, timeout: float = 30.0) -> None:
     """Wait for the workers to finish their current search and quit their engines, draining the queue

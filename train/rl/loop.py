@@ -25,7 +25,6 @@ import json
 import math
 import multiprocessing as mp
 import os
-import queue as queue_module
 import shutil
 import sys
 import time
@@ -36,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.evaluator import default_model_path
+from messiah.train.gensfen import next_result
 from messiah.train.rl.config import RLConfig, check, load_config, parse_sprt, run_changes, save_config
 from messiah.train.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
@@ -147,14 +147,10 @@ def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> No
     finished = 0
     try:
         while finished < n:
-            try:
-                kind, game, rows, stats = results.get(timeout=1.0)
-            except queue_module.Empty:
-                if not any(p.is_alive() for p in procs):
-                    codes = [p.exitcode for p in procs]
-                    raise RuntimeError(f"every actor has exited (exit codes {codes}; from a script, call it under "
-                                       "`if __name__ == '__main__':`)") from None
+            message = next_result(results, procs, RuntimeError, "every actor has exited", "it")
+            if message is None:
                 continue
+            kind, game, rows, stats = message
             if kind == "error":
                 raise RuntimeError(f"an actor failed:\n{game}")
             if kind == "done":
