@@ -137,3 +137,25 @@ def test_bad_engines_and_files_are_reported(tmp_path):
     bad.write_text("startpos moves 7g7f 3c3d\nstartpos moves 7g7f 7g7f\n")
     with pytest.raises(ValueError, match=r"bad.sfen:2"):
         gensfen(tmp_path / "a.hcpe", depth=1, positions=1, openings=bad)
+
+
+def _exit_with_three():
+    raise SystemExit(3)
+
+
+def test_next_result_names_the_exit_codes_when_every_worker_has_died():
+    """The shared wait of gensfen and the self-play actors: a message is returned; silence with every worker
+    dead is an error naming their exit codes, not a wait for ever."""
+    import multiprocessing as mp
+
+    from messiah.train.gensfen import EngineError, next_result
+
+    ctx = mp.get_context("spawn")
+    results = ctx.Queue()
+    proc = ctx.Process(target=_exit_with_three)
+    proc.start()
+    proc.join()
+    results.put(("done", 1, 2))
+    assert next_result(results, [proc], EngineError, "every worker has exited", "gensfen") == ("done", 1, 2)
+    with pytest.raises(EngineError, match=r"every worker has exited \(exit codes \[3\]"):
+        next_result(results, [proc], EngineError, "every worker has exited", "gensfen")
