@@ -281,13 +281,12 @@ def positive(text: str) -> int:
 
 def elo_pair(text: str) -> tuple[float, float]:
     """argparse type: 'ELO0,ELO1' with elo0 < elo1."""
+    from messiah.match import parse_sprt
+
     try:
-        elo0, elo1 = (float(x) for x in text.split(","))
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected ELO0,ELO1 such as 0,10, got {text!r}") from None
-    if not elo0 < elo1:
-        raise argparse.ArgumentTypeError(f"elo0 must be below elo1, got {text!r}")
-    return elo0, elo1
+        return parse_sprt(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -259,6 +259,17 @@ def sprt_bounds(alpha: float = SPRT_ALPHA, beta: float = SPRT_BETA) -> tuple[flo
     return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
 
 
+def parse_sprt(text: str) -> tuple[float, float]:
+    """'ELO0,ELO1' with elo0 < elo1, the bounds of an SPRT; ValueError otherwise."""
+    try:
+        elo0, elo1 = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"expected ELO0,ELO1 such as 0,10, got {text!r}") from None
+    if not elo0 < elo1:
+        raise ValueError(f"elo0 must be below elo1, got {text!r}")
+    return elo0, elo1
+
+
 def sprt_state(games: list[Game], elo0: float, elo1: float) -> dict:
     counts = pentanomial(games)
     llr = sprt_llr(counts, elo0, elo1)

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from messiah import match
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
 from messiah.winrate import TEACHER_SCALE
@@ -212,10 +213,8 @@ def check(cfg: RLConfig) -> None:
 
 
 def parse_sprt(text: str) -> tuple[float, float]:
+    """--gate-sprt's ELO0,ELO1 (messiah.match.parse_sprt, with the flag named in its error)."""
     try:
-        elo0, elo1 = (float(x) for x in text.split(","))
-    except ValueError:
-        raise ValueError(f"--gate-sprt {text!r}: expected ELO0,ELO1 such as 0,30") from None
-    if elo0 >= elo1:
-        raise ValueError(f"--gate-sprt {text!r}: ELO0 must be below ELO1")
-    return elo0, elo1
+        return match.parse_sprt(text)
+    except ValueError as e:
+        raise ValueError(f"--gate-sprt: {e}") from None
