@@ -32,7 +32,7 @@ def default_teacher_files() -> list[str]:
 
 @dataclass
 class RLConfig:
-    """Everything that defines a self-play DQN/Q(lambda) run (rl/loop.py explains the loop)."""
+    """Everything that defines a self-play DQN/Q(lambda) run (loop.py explains the loop)."""
 
     out: str = "runs/rl"
     """output folder: config.json, state.json, selfplay/, models/, gates/, learner.pt, log.csv, log.png"""

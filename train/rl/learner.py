@@ -5,7 +5,7 @@ Per step a batch of ``batch_size`` rows: a ``teacher_fraction`` share from the t
 target is the teacher's eval as a win rate, their ranking target the teacher's move, as in pretraining), the
 rest from the newest ``window`` self-play positions (whole games). A self-play row's loss:
 
-    value  (sigmoid(z(s, a_played)) - G_lambda)^2      the lambda-return of rl/targets.py
+    value  (sigmoid(z(s, a_played)) - G_lambda)^2      the lambda-return of targets.py
     rank   cross-entropy of softmax(rank_scale * z(s, legal)) against the search's choice (``loss="rank"``)
     dense  mean over the legal moves of (sigmoid(z(s, a)) - root value of a)^2, weight ``dense_weight``: one
            search values every root move, so every move gets a target almost for free (METHOD.md section 8)
