@@ -311,7 +311,9 @@ def _colour(games: list[Game], black: bool) -> str:
 
 def elo_text(x: float) -> str:
     """An Elo difference or bound as text: signed, +inf/-inf for an all-won or all-lost match."""
-    return f"{x:+.0f}" if math.isfinite(x) else ("+inf" if x > 0 else "-inf")
+    if not math.isfinite(x):
+        return "+inf" if x > 0 else "-inf"
+    return f"{round(x):+d}"  # an even score's -1e-13 reads +0, not -0
 
 
 def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:

@@ -156,3 +156,10 @@ def test_sprt_decides_a_clear_gap_early_and_never_before_ten_pairs():
     assert sprt_state(games_of([0.0] * 8 + [0.5] * 2), 0, 30)["decision"] == "H0 accepted"
     assert sprt_state(games_of([0.5, 0.75, 0.25] * 4), 0, 30)["decision"] == "continue"  # even: no verdict yet
     assert pentanomial(games_of([1.0, 0.75, 0.5])[:5]) == [0, 0, 0, 1, 1]  # the unfinished pair is left out
+
+
+def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
+    from messiah.match import elo_interval, elo_text
+
+    assert elo_text(elo_interval(10, 10, 0)[0]) == "+0"
+    assert [elo_text(x) for x in (52.5, -131.4, math.inf, -math.inf)] == ["+52", "-131", "+inf", "-inf"]
