@@ -19,7 +19,6 @@ then full instead of one position).
 
 from __future__ import annotations
 
-import math
 import threading
 import time
 from dataclasses import dataclass
@@ -45,7 +44,7 @@ from messiah.train.rl.records import (
     PROVEN,
     SELFPLAY,
 )
-from messiah.winrate import MAX_CP
+from messiah.winrate import WinRateScale
 
 RESIGN_STREAK = 2  # a side resigns after this many of its moves in a row below the threshold
 FLUSH_WAIT = 0.002  # seconds a leaf waits for the other games' leaves before its batch is scored anyway
@@ -178,15 +177,6 @@ def root_values(searcher, board: cshogi.Board, n: int) -> np.ndarray:
     return searcher.cache.get(board).q.astype(np.float64)
 
 
-def value_cp(value: float, scale: float) -> int:
-    """A win rate as the record's eval, cp at the teacher scale (clipped as the teacher data's mate scores)."""
-    if value <= 0.0:
-        return -MAX_CP
-    if value >= 1.0:
-        return MAX_CP
-    return int(max(-MAX_CP, min(MAX_CP, round(math.log(value / (1.0 - value)) * scale))))
-
-
 def start_position(spec: GameSpec, cfg: RLConfig, rng: np.random.Generator) -> cshogi.Board:
     board = cshogi.Board()
     if spec.opening is not None:
@@ -207,7 +197,7 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
     row = np.zeros(1, SELFPLAY)[0]
     board.to_hcp(row["hcp"])
     row["ply"], row["game"], row["generation"] = board.move_number, spec.game, spec.generation
-    row["value"], row["eval"] = value, value_cp(value, scale)
+    row["value"], row["eval"] = value, WinRateScale(1.0 / scale, 0.0).to_cp(value)  # cp at the teacher scale
     n = min(len(values), MAX_LEGAL_MOVES)
     row["moves"] = n
     row["values"][:] = np.nan
