@@ -225,8 +225,11 @@ def _tune(args: argparse.Namespace) -> None:
         import optuna  # noqa: F401
     except ImportError:
         raise SystemExit("messiah tune needs Optuna: pip install 'messiah[tune]'") from None
+    if args.nodes and (args.byoyomi or args.time or args.inc):
+        raise SystemExit("messiah tune: --nodes replaces the clock; leave out --byoyomi, --time and --inc")
     cfg = TuneConfig(params=[Param.parse(p) for p in args.param], trials=args.trials, games=args.games,
-                     byoyomi=args.byoyomi, nodes=args.nodes, jobs=args.jobs,
+                     byoyomi=args.byoyomi if args.byoyomi is not None or args.time else 300, time=args.time,
+                     inc=args.inc, nodes=args.nodes, jobs=args.jobs,
                      options={"Threads": "1", **parse_options(args.option)}, out=args.out, seed=args.seed)
     result = tune(cfg)
     if args.json:
@@ -376,9 +379,11 @@ def build_parser() -> argparse.ArgumentParser:
                    help="a USI option to tune and its range; repeatable, e.g. PuctC:50:400 PuctTemperature:10:200:log")
     p.add_argument("--trials", type=int, default=30, help="finished trials the study should hold (a rerun resumes)")
     p.add_argument("--games", type=int, default=20, help="games per trial, in colour-swapped pairs")
-    clock = p.add_mutually_exclusive_group()
-    clock.add_argument("--byoyomi", type=int, default=300, help="ms per move for both sides")
-    clock.add_argument("--nodes", type=int, help="a node budget per move for both sides instead of a clock")
+    p.add_argument("--byoyomi", type=int, help="ms per move for both sides (default 300 without --time)")
+    p.add_argument("--time", type=int, help="main time in ms (sudden death, or Fischer with --inc): the clock "
+                   "that the time-management options TimeHorizon, TimeMinMovesToGo, TimeObvious, TimeUnstable act on")
+    p.add_argument("--inc", type=int, help="increment per move in ms")
+    p.add_argument("--nodes", type=int, help="a node budget per move for both sides instead of a clock")
     p.add_argument("--jobs", type=int, default=1, help="games played at once")
     p.add_argument("--option", action="append", metavar="NAME=VALUE",
                    help="a USI option of both sides, e.g. Search=puct; repeatable")

@@ -62,12 +62,16 @@ class Param:
 
 @dataclass
 class TuneConfig:
-    """A tuning run. Times in ms; ``nodes`` (a node budget per move for both sides) replaces the clock."""
+    """A tuning run. Times in ms: ``byoyomi``, or a main ``time`` (sudden death, Fischer with ``inc``, byoyomi
+    after it if also given), which is what the time-management options need; ``nodes`` (a node budget per
+    move for both sides) replaces the clock."""
 
     params: list[Param]
     trials: int = 30
     games: int = 20
     byoyomi: int | None = 300
+    time: int | None = None
+    inc: int | None = None
     nodes: int | None = None
     jobs: int = 1
     options: dict[str, str] = field(default_factory=dict)  # both sides, e.g. Threads=1, Search=puct
@@ -98,7 +102,9 @@ def tune(cfg: TuneConfig) -> dict:
         values = {p.name: p.suggest(trial) for p in cfg.params}
         match = MatchConfig(opponent=messiah_command(), options={**base, **{k: str(v) for k, v in values.items()}},
                             opponent_options=base, games=cfg.games, jobs=cfg.jobs,
-                            byoyomi=NODES_BYOYOMI if cfg.nodes else cfg.byoyomi, seed=cfg.seed + trial.number,
+                            byoyomi=NODES_BYOYOMI if cfg.nodes else cfg.byoyomi,
+                            time=None if cfg.nodes else cfg.time, inc=None if cfg.nodes else cfg.inc,
+                            seed=cfg.seed + trial.number,
                             out=str(out / f"trial{trial.number:04d}"))
         _, games = play_match(match)
         s = summarize(games)

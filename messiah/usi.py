@@ -26,6 +26,7 @@ from messiah.evaluator import Evaluator
 from messiah.mate import solve_mate
 from messiah.position import PositionError, parse_position
 from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
+from messiah.search.base import OBVIOUS, UNSTABLE
 from messiah.search.mcts import ENGINE_BATCH_SIZE, PUCT_C, PUCT_TEMPERATURE, UCB1_C
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
 
@@ -99,6 +100,14 @@ class Option:
 # `messiah bench --latency` (README), the worst of several hundred moves was well under this.
 BYOYOMI_MARGIN = 50
 
+# Time management (sudden death, Fischer, main time before byoyomi), after YaneuraOu's and Stockfish's:
+# the main time left is shared over the moves the game is still expected to last.
+# Plies by which nearly every game is decided: messiah's games average 107-118 plies, and a move takes 1.5-2
+# shares on average (hard moves stretch), so the horizon lies well past the average game.
+GAME_PLY_HORIZON = 200
+MIN_MOVES_TO_GO = 20  # past the horizon a move takes about 1/20 of what is left, so the clock never runs out
+MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
+
 OPTIONS = {
     "ModelPath": Option("filename", "<default>"),
     "Threads": Option("spin", 1, 1, 256),
@@ -111,6 +120,11 @@ OPTIONS = {
     "Ucb1C": Option("spin", round(100 * UCB1_C), 0, 1000),  # ucb1's exploration constant, in hundredths
     "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
     "PuctTemperature": Option("spin", round(1000 * PUCT_TEMPERATURE), 1, 10000),  # softmax(Q / T), T in 1/1000
+    # time management with a main time (sudden death, Fischer): see think_time and search.base.Limits
+    "TimeHorizon": Option("spin", GAME_PLY_HORIZON, 1, 1000),  # plies by which nearly every game is decided
+    "TimeMinMovesToGo": Option("spin", MIN_MOVES_TO_GO, 1, 1000),  # the main time is shared over at least these
+    "TimeObvious": Option("spin", round(100 * OBVIOUS), 1, 1000),  # % of a move's share for an obvious move
+    "TimeUnstable": Option("spin", round(100 * UNSTABLE), 1, 1000),  # % of it while the best move keeps changing
     "MultiPV": Option("spin", 1, 1, 600),
     "NodesLimit": Option("spin", 0, 0, 10**9),  # at most this many nodes a move, whatever the clock (0: none)
     "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
@@ -120,14 +134,6 @@ OPTIONS = {
 }
 HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
-
-# Time management (sudden death, Fischer, main time before byoyomi), after YaneuraOu's and Stockfish's:
-# the main time left is shared over the moves the game is still expected to last.
-# Plies by which nearly every game is decided: messiah's games average 107-118 plies, and a move takes 1.5-2
-# shares on average (hard moves stretch), so the horizon lies well past the average game.
-GAME_PLY_HORIZON = 200
-MIN_MOVES_TO_GO = 20  # past the horizon a move takes about 1/20 of what is left, so the clock never runs out
-MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
 
 
 @dataclass(frozen=True)
@@ -142,8 +148,10 @@ class TimeBudget:
     maximum: float | None = None
 
 
-def think_time(go: dict[str, int], turn: int, ply: int, margin_ms: int) -> TimeBudget:
-    """The time budget of a ``go`` command's clock for the side ``turn`` at game ply ``ply``.
+def think_time(go: dict[str, int], turn: int, ply: int, margin_ms: int, horizon: int = GAME_PLY_HORIZON,
+               min_moves_to_go: int = MIN_MOVES_TO_GO) -> TimeBudget:
+    """The time budget of a ``go`` command's clock for the side ``turn`` at game ply ``ply``: the main time
+    left is shared over the moves still expected, half the plies to ``horizon`` but at least ``min_moves_to_go``.
 
     The margin for the engine's overshoot and the pipes comes off the hard deadline only (never more than
     half of the time this move has), not off every share of the clock."""
@@ -158,7 +166,7 @@ def think_time(go: dict[str, int], turn: int, ply: int, margin_ms: int) -> TimeB
     left = max(0, left or 0)
     deadline = left + increment + byoyomi  # ms until the flag falls (cshogi.cli credits the increment first)
     hard = deadline - min(margin_ms, deadline / 2)
-    moves_to_go = max(MIN_MOVES_TO_GO, (GAME_PLY_HORIZON - ply) / 2)
+    moves_to_go = max(min_moves_to_go, (horizon - ply) / 2)
     share = left / moves_to_go
     # Byoyomi is use-it-or-lose-it once the main time is gone (or too little to matter).
     minimum = hard if left < byoyomi else 0.0
@@ -315,13 +323,15 @@ class UsiEngine:
             self.write(f"info string error: {e}")
             self._reply("bestmove resign")
             return
-        budget = think_time(go, board.turn, board.move_number, self.options["ByoyomiMargin"])
+        budget = think_time(go, board.turn, board.move_number, self.options["ByoyomiMargin"],
+                            self.options["TimeHorizon"], self.options["TimeMinMovesToGo"])
         endless = self._infinite or self._pondering
         self._ponder_budget = budget if self._pondering else None
         nodes = go.get("nodes")
         if self.options["NodesLimit"]:  # fixed-node matches: the same work per move whatever the machine's load
             nodes = min(nodes or self.options["NodesLimit"], self.options["NodesLimit"])
-        limits = Limits(nodes=nodes, depth=go.get("depth"), stop=self._stop)
+        limits = Limits(nodes=nodes, depth=go.get("depth"), stop=self._stop,
+                        obvious=self.options["TimeObvious"] / 100, unstable=self.options["TimeUnstable"] / 100)
         if not endless:
             limits.minimum, limits.optimum, limits.movetime = budget.minimum, budget.optimum, budget.maximum
             if limits.nodes is None and limits.depth is None and limits.movetime is None:

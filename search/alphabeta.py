@@ -31,10 +31,8 @@ from messiah.search.base import (
     MATE,
     MATE_STEP,
     MAX_PLY,
-    OBVIOUS,
     REPETITION_LOOKBACK,
     REPETITION_VALUE,
-    UNSTABLE,
     InfoCallback,
     Limits,
     Searcher,
@@ -157,7 +155,7 @@ class AlphaBeta(Searcher):
             if mate_plies(best) is not None and mate_plies(best) <= depth:
                 break  # a proven result does not change with depth
             obvious = changes == 0 and gap >= OBVIOUS_GAP
-            if limits.past_optimum(OBVIOUS if obvious else 1.0 + (UNSTABLE - 1.0) * min(changes, 1.0)):
+            if limits.past_optimum(limits.obvious if obvious else 1.0 + (limits.unstable - 1.0) * min(changes, 1.0)):
                 break
         return result()
 

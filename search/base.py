@@ -75,6 +75,12 @@ def terminal_value(board: cshogi.Board, ply: int, draw_ply: int = 0) -> float | 
     return None
 
 
+# Time-management factors applied to Limits.optimum (defaults of Limits.obvious and Limits.unstable; the USI
+# options TimeObvious and TimeUnstable set them, so `messiah tune` can measure them).
+OBVIOUS = 0.4  # the best move has not changed and is far ahead of the rest
+UNSTABLE = 2.0  # the best move changed in the last iteration(s)
+
+
 @dataclass
 class Limits:
     """When to stop. Any of them may be None; with none set, a search stops at ``depth`` 1 or
@@ -90,6 +96,8 @@ class Limits:
     optimum: float | None = None
     # seconds always searched, however obvious the move: byoyomi not used is lost
     minimum: float = 0.0
+    obvious: float = OBVIOUS  # stability factor of an obvious best move
+    unstable: float = UNSTABLE  # stability factor of a best move that keeps changing
 
     def out_of_time(self) -> bool:
         if self.stop is not None and self.stop.is_set():
@@ -108,10 +116,6 @@ class Limits:
 # The root's df-pn in a timed move: cshogi's df-pn searches about 250k nodes a second on one core here.
 DFPN_NODES_PER_SECOND = 200_000
 ROOT_MATE_SHARE = 0.2  # of a timed move's normal time at most
-
-# Time-management factors applied to Limits.optimum.
-OBVIOUS = 0.4  # the best move has not changed and is far ahead of the rest
-UNSTABLE = 2.0  # the best move changed in the last iteration(s)
 
 
 @dataclass

@@ -24,8 +24,6 @@ import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.search.base import (
-    OBVIOUS,
-    UNSTABLE,
     InfoCallback,
     Limits,
     Searcher,
@@ -176,7 +174,7 @@ class BanditSearch(Searcher):
             depth, done = self._simulate_batch(root, board, want)
             playouts += done
             seldepth = max(seldepth, depth)
-            if limits.past_optimum(self._stability(root)):
+            if limits.past_optimum(self._stability(root, limits)):
                 break
             if info and limits.elapsed() - last_info >= INFO_EVERY:
                 last_info = limits.elapsed()
@@ -200,13 +198,13 @@ class BanditSearch(Searcher):
         return lines
 
     @staticmethod
-    def _stability(root: Node) -> float:
+    def _stability(root: Node, limits: Limits) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
         best = int(np.argmax(root.n))
         if root.n[best] >= OBVIOUS_SHARE * root.n.sum():
-            return OBVIOUS
-        return 1.0 if best == int(np.argmax(root.w / root.n)) else UNSTABLE
+            return limits.obvious
+        return 1.0 if best == int(np.argmax(root.w / root.n)) else limits.unstable
 
     def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> tuple[int, int]:
         """Run ``count`` simulations whose leaves are scored in one forward pass. A simulation that selects a

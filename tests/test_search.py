@@ -207,3 +207,30 @@ def test_batched_leaves_make_fewer_forward_passes(evaluator, name):
 def test_unknown_search_name(evaluator):
     with pytest.raises(ValueError, match="unknown search"):
         make_searcher("minimax", evaluator)
+
+
+class RecordingLimits(Limits):
+    """Limits that never stop on time but record each stability factor a search asks about."""
+
+    def past_optimum(self, factor: float) -> bool:
+        self.factors.append(factor)
+        return False
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_time_management_factors_come_from_the_limits(evaluator, name):
+    """The obvious and unstable factors are the Limits' (the USI options TimeObvious and TimeUnstable), not
+    module constants: every factor a search uses is the obvious one or lies between 1 and the unstable one,
+    and over a few positions each search meets a best move that keeps changing."""
+    rng = random.Random(1)
+    factors: list[float] = []
+    for _ in range(6):
+        board = cshogi.Board()
+        for _ in range(rng.randrange(30)):
+            board.push(rng.choice(list(board.legal_moves)))
+        limits = RecordingLimits(nodes=300, depth=3 if name == "alphabeta" else None, obvious=0.123, unstable=4.56)
+        limits.factors = []
+        make_searcher(name, evaluator, mate_nodes=0).search(board, limits)
+        factors += limits.factors
+    assert factors and all(f == 0.123 or 1.0 <= f <= 4.56 for f in factors)
+    assert max(factors) == pytest.approx(4.56)

@@ -32,3 +32,24 @@ def test_a_study_runs_games_logs_them_and_resumes(tmp_path):
     assert second["trials"] == 2 and [r["trial"] for r in rows] == ["0", "1"]
     assert all(int(r["wins"]) + int(r["losses"]) + int(r["draws"]) == 2 for r in rows)
     assert len(list(tmp_path.glob("trial0001/*.csa"))) == 2
+
+
+def test_a_main_time_clock_reaches_every_trials_match(tmp_path, monkeypatch):
+    """The time-management options act only with a main time, so a study must be able to play Fischer games."""
+    pytest.importorskip("optuna")
+    import messiah.tune as tune_module
+    from messiah.match import Game
+
+    played = []
+
+    def fake_match(match):
+        played.append(match)
+        return ("a", "b"), [Game(1, 0, True, "win", "%TORYO", 90, ""), Game(2, 0, False, "draw", "%SENNICHITE", 90, "")]
+
+    monkeypatch.setattr(tune_module, "play_match", fake_match)
+    cfg = TuneConfig(params=[Param.parse("TimeObvious:20:80")], trials=2, games=2, byoyomi=None, time=10000, inc=100,
+                     out=str(tmp_path))
+    result = tune(cfg)
+    assert [(m.time, m.inc, m.byoyomi) for m in played] == [(10000, 100, None)] * 2
+    assert all(20 <= int(m.options["TimeObvious"]) <= 80 for m in played)
+    assert all("TimeObvious" not in m.opponent_options for m in played) and result["best_score"] == 0.75

@@ -225,6 +225,26 @@ def test_think_time():
     assert think_time({"btime": 85000, "byoyomi": 1000}, black, opening, 50).optimum == pytest.approx(2.0)
     # main time below one byoyomi: spend it all with the byoyomi
     assert think_time({"btime": 500, "byoyomi": 1000}, black, opening, 50).minimum == pytest.approx(1.45)
+    # a shorter horizon (100 plies: 35 of ours still expected at ply 30) and a larger floor of moves to go
+    assert think_time({"btime": 70000}, black, opening, 50, horizon=100).optimum == pytest.approx(2.0)
+    assert think_time({"btime": 70000}, black, opening, 50, horizon=100, min_moves_to_go=70).optimum == \
+        pytest.approx(1.0)
+
+
+def test_time_management_options_reach_the_clock_and_the_search():
+    """TimeHorizon, TimeMinMovesToGo, TimeObvious and TimeUnstable exist so that `messiah tune` can measure
+    them: each must change what a timed go does."""
+    e, out = engine()
+    for line in ("setoption name NodesLimit value 8", "setoption name TimeHorizon value 100",
+                 "setoption name TimeObvious value 25", "setoption name TimeUnstable value 300", "isready",
+                 "position startpos"):
+        e.handle(line)
+    go(e, "go btime 70000 wtime 70000")  # ply 1: 49.5 of ours expected before ply 100
+    assert e._limits.optimum == pytest.approx(70 / 49.5)
+    assert (e._limits.obvious, e._limits.unstable) == (0.25, 3.0)
+    e.handle("setoption name TimeMinMovesToGo value 70")
+    go(e, "go btime 70000 wtime 70000")
+    assert e._limits.optimum == pytest.approx(1.0) and len(bestmoves(out)) == 2
 
 
 def test_a_byoyomi_move_comes_within_its_time():
