@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import io
+import itertools
 import math
 import os
 import random
@@ -18,7 +19,7 @@ import shlex
 import shutil
 import stat
 import sys
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -182,21 +183,32 @@ def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
     openings = _opening_indices(cfg, pairs)
     games: list[Game] = []
     bar = tqdm(total=cfg.games, desc=f"{names[0]} vs {names[1]}", unit="game", file=sys.stderr)
-    with ProcessPoolExecutor(max_workers=max(1, cfg.jobs)) as pool, open(out / "match.log", "a") as log:
-        futures = [pool.submit(_play_pair, commands, names, (cfg.options, cfg.opponent_options), cfg, openings[k],
-                               min(2, cfg.games - 2 * k), 2 * k + 1) for k in range(pairs)]
-        for future in as_completed(futures):
-            pair, text = future.result()
-            log.write(text if text.endswith("\n") else text + "\n")
-            games += pair
-            s = summarize(games, cfg.sprt)
-            bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}"
-                                + (f" LLR {s['sprt']['llr']:.2f}" if cfg.sprt else ""))
-            bar.update(len(pair))
-            if cfg.sprt and s["sprt"]["decision"] != "continue":
-                for pending in futures:
-                    pending.cancel()  # the pairs already running finish; their games are not counted
-                break
+    jobs = max(1, cfg.jobs)
+    # Pairs are handed out one per free worker, not queued all at once: when the SPRT decides, only the pairs
+    # already being played are left to finish (their games are not counted), not the executor's whole queue.
+    todo = iter(range(pairs))
+    with ProcessPoolExecutor(max_workers=jobs) as pool, open(out / "match.log", "a") as log:
+        def submit(k: int):
+            return pool.submit(_play_pair, commands, names, (cfg.options, cfg.opponent_options), cfg, openings[k],
+                               min(2, cfg.games - 2 * k), 2 * k + 1)
+
+        running = {submit(k) for k in itertools.islice(todo, jobs)}
+        decided = False
+        while running and not decided:
+            finished, running = wait(running, return_when=FIRST_COMPLETED)
+            for future in finished:
+                if decided:
+                    break
+                pair, text = future.result()
+                log.write(text if text.endswith("\n") else text + "\n")
+                games += pair
+                s = summarize(games, cfg.sprt)
+                bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}"
+                                    + (f" LLR {s['sprt']['llr']:.2f}" if cfg.sprt else ""))
+                bar.update(len(pair))
+                decided = bool(cfg.sprt and s["sprt"]["decision"] != "continue")
+            if not decided:
+                running |= {submit(k) for k in itertools.islice(todo, len(finished))}
     bar.close()
     return names, sorted(games, key=lambda g: g.number)
 

@@ -158,6 +158,30 @@ def test_sprt_decides_a_clear_gap_early_and_never_before_ten_pairs():
     assert pentanomial(games_of([1.0, 0.75, 0.5])[:5]) == [0, 0, 0, 1, 1]  # the unfinished pair is left out
 
 
+def _won_pair(commands, names, options, cfg, opening, games, first_number):
+    """Stands in for a pair of real games: two wins, and a file saying the pair was played."""
+    import time
+    from pathlib import Path
+
+    time.sleep(0.05)
+    Path(cfg.out, f"played{first_number:04d}").touch()
+    return [Game(first_number + i, opening, i == 0, "win", "%TORYO", 80, "") for i in range(games)], ""
+
+
+def test_a_decided_sprt_starts_no_more_pairs(tmp_path, monkeypatch):
+    """Pairs are handed to workers as they free up, so after the decision (10 won pairs) at most the jobs - 1
+    pairs still running are played; the executor's queue held jobs + 1 more that were played for nothing."""
+    import messiah.match as match
+
+    monkeypatch.setattr(match, "_play_pair", _won_pair)  # the forked workers see it
+    monkeypatch.setattr(match, "check_engines", lambda commands, options: None)
+    cfg = match.MatchConfig(opponent=sys.executable, engine=sys.executable, games=100, jobs=3, openings=None,
+                            sprt=(0, 30), out=str(tmp_path))
+    _, games = match.play_match(cfg)
+    assert len(games) == 20 and match.summarize(games, cfg.sprt)["sprt"]["decision"] == "H1 accepted"
+    assert len(list(tmp_path.glob("played*"))) <= 10 + cfg.jobs - 1
+
+
 def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
     from messiah.match import elo_interval, elo_text
 
