@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from messiah.match import MatchConfig, elo_text, play_match, summarize
+from messiah.match import MatchConfig, elo_text, play_matches, summarize
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
@@ -40,16 +40,19 @@ def needs_more(score: float) -> bool:
 
 def run_ladder(base: MatchConfig, rungs: list[Rung], games: int, more: int) -> list[dict]:
     """Play every rung (``base`` gives messiah's side, the clock, the openings and jobs) and return one row
-    per rung: its name, W-L-D, score and Elo with its 95% interval, from messiah's side."""
+    per rung: its name, W-L-D, score and Elo with its 95% interval, from messiah's side. All rungs share one
+    pool of ``base.jobs`` workers, and so do the extra games of the rungs near 50%."""
+    cfgs = [replace(base, opponent=rung.command, opponent_options=dict(rung.options), games=games,
+                    out=str(Path(base.out) / f"rung{k:02d}"), seed=base.seed + k) for k, rung in enumerate(rungs)]
+    played = [games for _, games in play_matches(cfgs, base.jobs)]
+    near = [k for k, g in enumerate(played) if more and needs_more(summarize(g)["score"])]
+    extra = play_matches([replace(cfgs[k], games=more, seed=cfgs[k].seed + 1000, out=cfgs[k].out + "_more")
+                          for k in near], base.jobs) if near else []
+    for k, (_, games_more) in zip(near, extra, strict=True):
+        played[k] = played[k] + games_more
     rows = []
-    for k, rung in enumerate(rungs):
-        cfg = replace(base, opponent=rung.command, opponent_options=dict(rung.options), games=games,
-                      out=str(Path(base.out) / f"rung{k:02d}"), seed=base.seed + k)
-        _, played = play_match(cfg)
-        if more and needs_more(summarize(played)["score"]):
-            _, extra = play_match(replace(cfg, games=more, seed=cfg.seed + 1000, out=cfg.out + "_more"))
-            played += extra
-        s = summarize(played)
+    for rung, games_played in zip(rungs, played, strict=True):
+        s = summarize(games_played)
         rows.append({"rung": rung.name, "games": s["games"], "wins": s["wins"], "losses": s["losses"],
                      "draws": s["draws"], "score": s["score"], "elo": s["elo"], "elo_low": s["elo_low"],
                      "elo_high": s["elo_high"], "forfeits": s["forfeits"]})

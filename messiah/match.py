@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import itertools
 import math
 import os
 import random
@@ -174,43 +173,63 @@ def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
 def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
     """Play ``cfg.games`` games (pairs of one opening with colours swapped), ``cfg.jobs`` at a time: the
     engines' names and the games in order."""
-    out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    commands = (executable(cfg.engine or messiah_command(), out, "engine"), executable(cfg.opponent, out, "opponent"))
-    names = engine_names(cfg, commands)
-    check_engines(commands, (cfg.options, cfg.opponent_options))
-    pairs = (cfg.games + 1) // 2
-    openings = _opening_indices(cfg, pairs)
-    games: list[Game] = []
-    bar = tqdm(total=cfg.games, desc=f"{names[0]} vs {names[1]}", unit="game", file=sys.stderr)
-    jobs = max(1, cfg.jobs)
-    # Pairs are handed out one per free worker, not queued all at once: when the SPRT decides, only the pairs
-    # already being played are left to finish (their games are not counted), not the executor's whole queue.
-    todo = iter(range(pairs))
-    with ProcessPoolExecutor(max_workers=jobs) as pool, open(out / "match.log", "a") as log:
-        def submit(k: int):
-            return pool.submit(_play_pair, commands, names, (cfg.options, cfg.opponent_options), cfg, openings[k],
-                               min(2, cfg.games - 2 * k), 2 * k + 1)
+    return play_matches([cfg], cfg.jobs)[0]
 
-        running = {submit(k) for k in itertools.islice(todo, jobs)}
-        decided = False
-        while running and not decided:
-            finished, running = wait(running, return_when=FIRST_COMPLETED)
+
+def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, str], list[Game]]]:
+    """Play several matches through one pool of ``jobs`` workers, their pairs in order, so that a ladder's
+    rungs keep every core busy instead of each rung's last pairs leaving most of them idle. Each match keeps
+    its own records, log, openings and SPRT. Returns each match's engine names and games in order."""
+    setups = []
+    for cfg in cfgs:
+        out = Path(cfg.out)
+        out.mkdir(parents=True, exist_ok=True)
+        commands = (executable(cfg.engine or messiah_command(), out, "engine"),
+                    executable(cfg.opponent, out, "opponent"))
+        check_engines(commands, (cfg.options, cfg.opponent_options))
+        pairs = (cfg.games + 1) // 2
+        setups.append((commands, engine_names(cfg, commands), _opening_indices(cfg, pairs), pairs))
+    games: list[list[Game]] = [[] for _ in cfgs]
+    decided = [False] * len(cfgs)
+    # Pairs are handed out one per free worker, not queued all at once: when an SPRT decides, only the pairs
+    # already being played are left to finish (their games are not counted), not the executor's whole queue.
+    todo = iter([(m, k) for m, setup in enumerate(setups) for k in range(setup[3])])
+    names0 = setups[0][1] if setups else ("", "")
+    bar = tqdm(total=sum(cfg.games for cfg in cfgs), unit="game", file=sys.stderr,
+               desc=f"{names0[0]} vs {names0[1]}" if len(cfgs) == 1 else f"{len(cfgs)} matches")
+    with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool, contextlib.ExitStack() as stack:
+        logs = [stack.enter_context(open(Path(cfg.out) / "match.log", "a")) for cfg in cfgs]
+        running: dict = {}
+
+        def fill() -> None:
+            while len(running) < max(1, jobs):
+                m, k = next(((m, k) for m, k in todo if not decided[m]), (None, None))
+                if m is None:
+                    return
+                cfg, (commands, names, openings, _) = cfgs[m], setups[m]
+                future = pool.submit(_play_pair, commands, names, (cfg.options, cfg.opponent_options), cfg,
+                                     openings[k], min(2, cfg.games - 2 * k), 2 * k + 1)
+                running[future] = m
+
+        fill()
+        while running:
+            finished, _ = wait(running, return_when=FIRST_COMPLETED)
             for future in finished:
-                if decided:
-                    break
+                m = running.pop(future)
                 pair, text = future.result()
-                log.write(text if text.endswith("\n") else text + "\n")
-                games += pair
-                s = summarize(games, cfg.sprt)
-                bar.set_postfix_str(f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}"
-                                    + (f" LLR {s['sprt']['llr']:.2f}" if cfg.sprt else ""))
+                if decided[m]:
+                    continue
                 bar.update(len(pair))
-                decided = bool(cfg.sprt and s["sprt"]["decision"] != "continue")
-            if not decided:
-                running |= {submit(k) for k in itertools.islice(todo, len(finished))}
+                logs[m].write(text if text.endswith("\n") else text + "\n")
+                games[m] += pair
+                s = summarize(games[m], cfgs[m].sprt)
+                bar.set_postfix_str(("" if len(cfgs) == 1 else f"{setups[m][1][1]} ")
+                                    + f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}"
+                                    + (f" LLR {s['sprt']['llr']:.2f}" if cfgs[m].sprt else ""))
+                decided[m] = bool(cfgs[m].sprt and s["sprt"]["decision"] != "continue")
+            fill()
     bar.close()
-    return names, sorted(games, key=lambda g: g.number)
+    return [(setup[1], sorted(played, key=lambda g: g.number)) for setup, played in zip(setups, games, strict=True)]
 
 
 def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
