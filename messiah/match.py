@@ -21,6 +21,7 @@ import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NamedTuple
 
 from cshogi import CSA
 from tqdm import tqdm
@@ -176,6 +177,15 @@ def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
     return play_matches([cfg], cfg.jobs)[0]
 
 
+class _Setup(NamedTuple):
+    """What play_matches prepares once per match before its pairs are handed out."""
+
+    commands: tuple[str, str]
+    names: tuple[str, str]
+    openings: list[int | None]
+    pairs: int
+
+
 def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, str], list[Game]]]:
     """Play several matches through one pool of ``jobs`` workers, their pairs in order, so that a ladder's
     rungs keep every core busy instead of each rung's last pairs leaving most of them idle. Each match keeps
@@ -188,13 +198,13 @@ def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, st
                     executable(cfg.opponent, out, "opponent"))
         check_engines(commands, (cfg.options, cfg.opponent_options))
         pairs = (cfg.games + 1) // 2
-        setups.append((commands, engine_names(cfg, commands), _opening_indices(cfg, pairs), pairs))
+        setups.append(_Setup(commands, engine_names(cfg, commands), _opening_indices(cfg, pairs), pairs))
     games: list[list[Game]] = [[] for _ in cfgs]
     decided = [False] * len(cfgs)
     # Pairs are handed out one per free worker, not queued all at once: when an SPRT decides, only the pairs
     # already being played are left to finish (their games are not counted), not the executor's whole queue.
-    todo = iter([(m, k) for m, setup in enumerate(setups) for k in range(setup[3])])
-    names0 = setups[0][1] if setups else ("", "")
+    todo = iter([(m, k) for m, setup in enumerate(setups) for k in range(setup.pairs)])
+    names0 = setups[0].names if setups else ("", "")
     bar = tqdm(total=sum(cfg.games for cfg in cfgs), unit="game", file=sys.stderr,
                desc=f"{names0[0]} vs {names0[1]}" if len(cfgs) == 1 else f"{len(cfgs)} matches")
     with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool, contextlib.ExitStack() as stack:
@@ -206,9 +216,9 @@ def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, st
                 m, k = next(((m, k) for m, k in todo if not decided[m]), (None, None))
                 if m is None:
                     return
-                cfg, (commands, names, openings, _) = cfgs[m], setups[m]
-                future = pool.submit(_play_pair, commands, names, (cfg.options, cfg.opponent_options), cfg,
-                                     openings[k], min(2, cfg.games - 2 * k), 2 * k + 1)
+                cfg, setup = cfgs[m], setups[m]
+                future = pool.submit(_play_pair, setup.commands, setup.names, (cfg.options, cfg.opponent_options),
+                                     cfg, setup.openings[k], min(2, cfg.games - 2 * k), 2 * k + 1)
                 running[future] = m
 
         fill()
@@ -223,13 +233,13 @@ def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, st
                 logs[m].write(text if text.endswith("\n") else text + "\n")
                 games[m] += pair
                 s = summarize(games[m], cfgs[m].sprt)
-                bar.set_postfix_str(("" if len(cfgs) == 1 else f"{setups[m][1][1]} ")
+                bar.set_postfix_str(("" if len(cfgs) == 1 else f"{setups[m].names[1]} ")
                                     + f"W-L-D {s['wins']}-{s['losses']}-{s['draws']}"
                                     + (f" LLR {s['sprt']['llr']:.2f}" if cfgs[m].sprt else ""))
                 decided[m] = bool(cfgs[m].sprt and s["sprt"]["decision"] != "continue")
             fill()
     bar.close()
-    return [(setup[1], sorted(played, key=lambda g: g.number)) for setup, played in zip(setups, games, strict=True)]
+    return [(setup.names, sorted(played, key=lambda g: g.number)) for setup, played in zip(setups, games, strict=True)]
 
 
 def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
