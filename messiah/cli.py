@@ -199,9 +199,10 @@ def _match(args: argparse.Namespace) -> None:
 
 
 def _ladder(args: argparse.Namespace) -> None:
-    from messiah.ladder import default_rungs, run_ladder, write_ladder
+    from messiah.ladder import default_rungs, merge_rows, read_ladder, run_ladder, write_ladder
     from messiah.match import MatchConfig, parse_options
 
+    earlier = [read_ladder(d) for d in args.merge or []]
     rungs = default_rungs()
     if args.rungs:
         wanted = [w.strip() for w in args.rungs.split(",")]
@@ -211,10 +212,12 @@ def _ladder(args: argparse.Namespace) -> None:
             raise ValueError(f"no rung matches {args.rungs!r}: choose from {names}")
     base = MatchConfig(opponent="", options={"Threads": "1", **parse_options(args.option)}, jobs=args.jobs,
                        byoyomi=args.byoyomi, seed=args.seed, out=args.out)
-    rows = run_ladder(base, rungs, args.games, args.more)
-    paths = write_ladder(rows, args.out)
+    if args.games <= 0 and not earlier:
+        raise ValueError("--games 0 plays nothing: name the ladders to combine with --merge DIR")
+    rows = run_ladder(base, rungs, args.games, args.more) if args.games > 0 else []
+    paths = write_ladder(merge_rows(*earlier, rows), args.out)
     print(Path(paths["table"]).read_text())
-    print(f"plot: {paths['png']}")
+    print(f"plot: {paths['png']}, {paths['svg']}")
 
 
 def _tune(args: argparse.Namespace) -> None:
@@ -371,7 +374,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--rungs", help="only the rungs whose names contain these comma-separated words, "
                    "e.g. 'Skill 0,gpsshogi'")
     p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
-    p.add_argument("--out", default="runs/ladder", help="directory for the records, ladder.md/json/png")
+    p.add_argument("--merge", action="append", metavar="DIR", help="count the games of an earlier ladder of the "
+                   "same engine (DIR/ladder.json) with this run's, rung by rung; repeatable; with --games 0 "
+                   "nothing is played and the runs are only combined")
+    p.add_argument("--out", default="runs/ladder", help="directory for the records, ladder.md/json/png/svg")
     p.set_defaults(func=_ladder)
 
     p = sub.add_parser("tune", help="tune USI options by matches against the defaults (Optuna TPE, resumable)")

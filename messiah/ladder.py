@@ -14,7 +14,7 @@ import math
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from messiah.match import MatchConfig, elo_text, play_matches, summarize
+from messiah.match import MatchConfig, elo_interval, elo_text, play_matches, summarize
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
@@ -59,6 +59,40 @@ def run_ladder(base: MatchConfig, rungs: list[Rung], games: int, more: int) -> l
     return rows
 
 
+def merge_rows(*ladders: list[dict]) -> list[dict]:
+    """One row per rung from several ladders of the same engine (e.g. a rung replayed for more games, or
+    rungs played in different sessions): W-L-D and forfeits add up, the score and Elo interval are those of
+    the sums, and the rungs come in ladder order (unknown names last, as first seen)."""
+    merged: dict[str, dict] = {}
+    for rows in ladders:
+        for r in rows:
+            m = merged.setdefault(r["rung"], {"rung": r["rung"], "games": 0, "wins": 0, "losses": 0, "draws": 0,
+                                              "forfeits": [0, 0]})
+            for key in ("games", "wins", "losses", "draws"):
+                m[key] += r[key]
+            m["forfeits"] = [a + b for a, b in zip(m["forfeits"], r["forfeits"], strict=True)]
+    order = {rung.name: k for k, rung in enumerate(default_rungs())}
+    rows = sorted((m for m in merged.values() if m["games"]), key=lambda m: order.get(m["rung"], len(order)))
+    for m in rows:
+        m["score"] = (m["wins"] + m["draws"] / 2) / m["games"]
+        m["elo"], m["elo_low"], m["elo_high"] = elo_interval(m["wins"], m["losses"], m["draws"])
+    return rows
+
+
+def read_ladder(out: str | Path) -> list[dict]:
+    """The rows a ladder wrote to ``out``/ladder.json (``out`` may name the file itself)."""
+    path = Path(out)
+    path = path / "ladder.json" if path.is_dir() else path
+    try:
+        rows = json.loads(path.read_text())
+    except (OSError, json.JSONDecodeError) as exc:
+        raise ValueError(f"{path}: not a ladder's ladder.json ({exc})") from exc
+    need = {"rung", "games", "wins", "losses", "draws", "forfeits"}
+    if not isinstance(rows, list) or not all(isinstance(r, dict) and need <= r.keys() for r in rows):
+        raise ValueError(f"{path}: not a ladder's ladder.json (a list of rows with {', '.join(sorted(need))})")
+    return rows
+
+
 def fifty_percent(rows: list[dict]) -> str:
     """Where messiah scores 50%: between the last rung it beats and the first it does not (interpolated by
     Elo), or above/below the whole ladder."""
@@ -86,8 +120,9 @@ def ladder_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def ladder_png(rows: list[dict], path: str | Path) -> Path:
-    """Score and Elo interval by rung."""
+def ladder_plot(rows: list[dict], path: str | Path) -> Path:
+    """Score and Elo interval by rung, as PNG or SVG by the path's suffix (SVG keeps its text, so a README
+    can carry it as text)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -110,13 +145,14 @@ def ladder_png(rows: list[dict], path: str | Path) -> Path:
     for ax in (ax1, ax2):
         ax.set_xticks(list(xs), names, rotation=30, ha="right")
     fig.tight_layout()
-    fig.savefig(path, dpi=110)
+    with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "messiah"}):
+        fig.savefig(path, dpi=110, metadata={"Date": None} if str(path).endswith(".svg") else None)
     plt.close(fig)
     return Path(path)
 
 
 def write_ladder(rows: list[dict], out: str | Path) -> dict:
-    """ladder.json, ladder.md and ladder.png under ``out``; returns their paths and the 50% rung."""
+    """ladder.json, ladder.md, ladder.png and ladder.svg under ``out``; returns their paths and the 50% rung."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     (out / "ladder.json").write_text(json.dumps(rows, indent=1))
@@ -124,7 +160,8 @@ def write_ladder(rows: list[dict], out: str | Path) -> dict:
     (out / "ladder.md").write_text(table)
     result = {"table": str(out / "ladder.md"), "json": str(out / "ladder.json"), "fifty_percent": fifty_percent(rows)}
     try:
-        result["png"] = str(ladder_png(rows, out / "ladder.png"))
+        result["png"] = str(ladder_plot(rows, out / "ladder.png"))
+        result["svg"] = str(ladder_plot(rows, out / "ladder.svg"))
     except ImportError:
-        result["png"] = "matplotlib is not installed: no plot"
+        result["png"] = result["svg"] = "matplotlib is not installed: no plot"
     return result

@@ -67,3 +67,59 @@ def test_rungs_share_one_pool_and_only_the_even_one_plays_more(tmp_path, monkeyp
     assert [(r["games"], r["wins"], r["losses"]) for r in rows] == [(2, 2, 0), (4, 2, 2), (2, 2, 0)]
     spans = [tuple(map(float, p.read_text().split())) for k in range(3) for p in tmp_path.glob(f"rung{k:02d}/ran*")]
     assert len(spans) == 3 and max(start for start, _ in spans) < min(end for _, end in spans)
+
+
+def test_merged_ladders_add_up_rung_by_rung_in_ladder_order():
+    from messiah.ladder import merge_rows
+    from messiah.match import elo_interval
+
+    first = [row("gpsshogi 0.7.0", 0, 20, -math.inf), row("fairy-stockfish Skill 10", 10, 10, 0.0)]
+    second = [row("fairy-stockfish Skill 10", 13, 7, 105.0), row("fairy-stockfish Skill -20", 20, 0, math.inf)]
+    second[0]["forfeits"] = [1, 0]
+    rows = merge_rows(first, second)
+    assert [r["rung"] for r in rows] == ["fairy-stockfish Skill -20", "fairy-stockfish Skill 10", "gpsshogi 0.7.0"]
+    ten = rows[1]
+    assert (ten["games"], ten["wins"], ten["losses"], ten["forfeits"]) == (40, 23, 17, [1, 0])
+    assert ten["score"] == 23 / 40
+    assert (ten["elo"], ten["elo_low"], ten["elo_high"]) == elo_interval(23, 17, 0)
+    _, low20, high20 = elo_interval(10, 10, 0)
+    assert ten["elo_high"] - ten["elo_low"] < high20 - low20  # 40 games say more than 20
+    assert rows[0]["wins"] == 20 and rows[2]["losses"] == 20
+
+
+def test_combining_ladders_plays_nothing_and_writes_table_and_plots(tmp_path, capsys):
+    import json
+
+    import pytest
+
+    from messiah.cli import main
+
+    for k, rows in enumerate([[row("fairy-stockfish Skill 10", 10, 10, 0.0)],
+                              [row("fairy-stockfish Skill 10", 6, 14, -147.0), row("gpsshogi 0.7.0", 0, 20, -9e9)]]):
+        (tmp_path / f"run{k}").mkdir()
+        (tmp_path / f"run{k}" / "ladder.json").write_text(json.dumps(rows))
+    out = tmp_path / "all"
+    main(["ladder", "--games", "0", "--merge", str(tmp_path / "run0"), "--merge", str(tmp_path / "run1"),
+          "--out", str(out)])
+    table = capsys.readouterr().out
+    assert "| fairy-stockfish Skill 10 | 40 | 16-24-0 | 40.0% |" in table
+    assert not list(out.glob("rung*"))  # nothing was played
+    pytest.importorskip("matplotlib")
+    svg = (out / "ladder.svg").read_text()
+    assert svg.lstrip().startswith("<?xml") and "fs Skill 10" in svg  # text kept as text, for a README
+    assert (out / "ladder.png").read_bytes()[:4] == b"\x89PNG"
+
+
+def test_combining_a_file_that_is_no_ladder_is_a_clear_error(tmp_path, capsys):
+    import pytest
+
+    from messiah.cli import main
+
+    (tmp_path / "ladder.json").write_text('{"not": "rows"}')
+    for bad in (tmp_path, tmp_path / "missing"):
+        with pytest.raises(SystemExit) as exit_:
+            main(["ladder", "--games", "0", "--merge", str(bad), "--out", str(tmp_path / "o")])
+        assert exit_.value.code == 2 and "not a ladder's ladder.json" in capsys.readouterr().err
+    with pytest.raises(SystemExit):
+        main(["ladder", "--games", "0", "--out", str(tmp_path / "o")])
+    assert "--merge DIR" in capsys.readouterr().err
