@@ -202,7 +202,13 @@ def _ladder(args: argparse.Namespace) -> None:
     from messiah.ladder import default_rungs, merge_rows, read_ladder, run_ladder, write_ladder
     from messiah.match import MatchConfig, parse_options
 
-    earlier = [read_ladder(d) for d in args.merge or []]
+    merge = [Path(d) for d in args.merge or []]
+    if len({d.resolve() for d in merge}) < len(merge):
+        raise ValueError("a ladder named twice in --merge would count its games twice")
+    if args.games > 0 and Path(args.out).resolve() in {(d if d.is_dir() else d.parent).resolve() for d in merge}:
+        raise ValueError(f"--out {args.out} is a ladder being merged: its records would be overwritten; "
+                         "play into another --out")
+    earlier = [read_ladder(d) for d in merge]
     rungs = default_rungs()
     if args.rungs:
         wanted = [w.strip() for w in args.rungs.split(",")]
@@ -212,12 +218,14 @@ def _ladder(args: argparse.Namespace) -> None:
             raise ValueError(f"no rung matches {args.rungs!r}: choose from {names}")
     base = MatchConfig(opponent="", options={"Threads": "1", **parse_options(args.option)}, jobs=args.jobs,
                        byoyomi=args.byoyomi, seed=args.seed, out=args.out)
-    if args.games <= 0 and not earlier:
+    if args.games < 0 or (args.games == 0 and not earlier):
         raise ValueError("--games 0 plays nothing: name the ladders to combine with --merge DIR")
-    rows = run_ladder(base, rungs, args.games, args.more) if args.games > 0 else []
-    paths = write_ladder(merge_rows(*earlier, rows), args.out)
+    rows = merge_rows(*earlier, run_ladder(base, rungs, args.games, args.more, earlier) if args.games > 0 else [])
+    if not rows:
+        raise ValueError("the merged ladders hold no games")
+    paths = write_ladder(rows, args.out)
     print(Path(paths["table"]).read_text())
-    print(f"plot: {paths['png']}, {paths['svg']}")
+    print(f"plot: {paths['png']}, {paths['svg']}" if paths["png"] else "plot: none (matplotlib is not installed)")
 
 
 def _tune(args: argparse.Namespace) -> None:
@@ -365,7 +373,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=_match)
 
     p = sub.add_parser("ladder", help="play messiah against fairy-stockfish at Skill Level -20..20 and gpsshogi "
-                       "at equal time: a table, a PNG and the rung where it scores 50%%")
+                       "at equal time: a table, a plot (PNG, SVG) and the rung where it scores 50%%")
     p.add_argument("--games", type=int, default=20, help="games per rung (colour-swapped pairs)")
     p.add_argument("--more", type=int, default=20, help="extra games at rungs scored between 25%% and 75%%")
     p.add_argument("--byoyomi", type=int, default=1000, help="ms per move for both sides")
@@ -375,8 +383,9 @@ def build_parser() -> argparse.ArgumentParser:
                    "e.g. 'Skill 0,gpsshogi'")
     p.add_argument("--seed", type=int, default=0, help="which openings are drawn")
     p.add_argument("--merge", action="append", metavar="DIR", help="count the games of an earlier ladder of the "
-                   "same engine (DIR/ladder.json) with this run's, rung by rung; repeatable; with --games 0 "
-                   "nothing is played and the runs are only combined")
+                   "same engine and clock (DIR/ladder.json, or that file) with this run's, rung by rung; "
+                   "repeatable; a rung's openings seed may not come twice (replay with another --seed); "
+                   "with --games 0 nothing is played and the ladders are only combined")
     p.add_argument("--out", default="runs/ladder", help="directory for the records, ladder.md/json/png/svg")
     p.set_defaults(func=_ladder)
 

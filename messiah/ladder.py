@@ -2,15 +2,17 @@
 
 The rungs are Debian's engines: fairy-stockfish 11.1 at Skill Level -20 .. 20 and gpsshogi 0.7.0, each on
 one thread, like messiah. Every rung plays ``games`` games (colour-swapped pairs from the opening set) and
-``more`` again where the score is near 50%, where a rung says most. The result is a table, a PNG of score
-and Elo interval by rung, and the rung where messiah would score 50% (interpolated in Elo between the
-rungs around it).
+``more`` again where the score is near 50%, where a rung says most. The result is a table, a plot (PNG and
+SVG) of score and Elo interval by rung, and the rung where messiah would score 50% (interpolated in Elo
+between the rungs around it). Ladders of the same engine played apart (more games at a rung, another
+session) combine rung by rung with ``merge_rows``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -19,6 +21,7 @@ from messiah.match import MatchConfig, elo_interval, elo_text, play_matches, sum
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
 NEAR_EVEN = (0.25, 0.75)  # scores at which a rung gets its extra games
+MORE_SEED = 1000  # the extra games of rung k draw their openings with seed + k + MORE_SEED
 
 
 @dataclass(frozen=True)
@@ -38,39 +41,53 @@ def needs_more(score: float) -> bool:
     return NEAR_EVEN[0] <= score <= NEAR_EVEN[1]
 
 
-def run_ladder(base: MatchConfig, rungs: list[Rung], games: int, more: int) -> list[dict]:
+def run_ladder(base: MatchConfig, rungs: list[Rung], games: int, more: int,
+               earlier: Sequence[list[dict]] = ()) -> list[dict]:
     """Play every rung (``base`` gives messiah's side, the clock, the openings and jobs) and return one row
-    per rung: its name, W-L-D, score and Elo with its 95% interval, from messiah's side. All rungs share one
-    pool of ``base.jobs`` workers, and so do the extra games of the rungs near 50%."""
+    per rung: its name, W-L-D, score and Elo with its 95% interval, from messiah's side, and the seeds that
+    drew its openings. All rungs share one pool of ``base.jobs`` workers, and so do the extra games of the
+    rungs near 50%. ``earlier`` ladders, to be merged with this one, are checked before any game is played
+    for openings this run would draw again."""
     cfgs = [replace(base, opponent=rung.command, opponent_options=dict(rung.options), games=games,
                     out=str(Path(base.out) / f"rung{k:02d}"), seed=base.seed + k) for k, rung in enumerate(rungs)]
+    check_seeds(earlier, rungs, base.seed)
     played = [games for _, games in play_matches(cfgs, base.jobs)]
     near = [k for k, g in enumerate(played) if more and needs_more(summarize(g)["score"])]
-    extra = play_matches([replace(cfgs[k], games=more, seed=cfgs[k].seed + 1000, out=cfgs[k].out + "_more")
+    extra = play_matches([replace(cfgs[k], games=more, seed=cfgs[k].seed + MORE_SEED, out=cfgs[k].out + "_more")
                           for k in near], base.jobs) if near else []
+    seeds = [[cfg.seed] for cfg in cfgs]
     for k, (_, games_more) in zip(near, extra, strict=True):
         played[k] = played[k] + games_more
+        seeds[k].append(cfgs[k].seed + MORE_SEED)
     rows = []
-    for rung, games_played in zip(rungs, played, strict=True):
+    for rung, games_played, rung_seeds in zip(rungs, played, seeds, strict=True):
         s = summarize(games_played)
         rows.append({"rung": rung.name, "games": s["games"], "wins": s["wins"], "losses": s["losses"],
                      "draws": s["draws"], "score": s["score"], "elo": s["elo"], "elo_low": s["elo_low"],
-                     "elo_high": s["elo_high"], "forfeits": s["forfeits"]})
+                     "elo_high": s["elo_high"], "forfeits": s["forfeits"], "seeds": rung_seeds})
     return rows
 
 
 def merge_rows(*ladders: list[dict]) -> list[dict]:
     """One row per rung from several ladders of the same engine (e.g. a rung replayed for more games, or
     rungs played in different sessions): W-L-D and forfeits add up, the score and Elo interval are those of
-    the sums, and the rungs come in ladder order (unknown names last, as first seen)."""
+    the sums, and the rungs come in ladder order (unknown names last, as first seen).
+
+    A rung whose openings seed comes twice is refused: its games would be the same openings again, and the
+    interval would claim more than they say. (Ladders written before rows kept their seeds are not checked.)"""
     merged: dict[str, dict] = {}
     for rows in ladders:
         for r in rows:
             m = merged.setdefault(r["rung"], {"rung": r["rung"], "games": 0, "wins": 0, "losses": 0, "draws": 0,
-                                              "forfeits": [0, 0]})
+                                              "forfeits": [0, 0], "seeds": []})
+            again = set(m["seeds"]) & set(r.get("seeds", []))
+            if again:
+                raise ValueError(f"{r['rung']}: openings seed {min(again)} counted twice (the same games, or the "
+                                 "same openings replayed): play the extra games with another --seed")
             for key in ("games", "wins", "losses", "draws"):
                 m[key] += r[key]
             m["forfeits"] = [a + b for a, b in zip(m["forfeits"], r["forfeits"], strict=True)]
+            m["seeds"] += r.get("seeds", [])
     order = {rung.name: k for k, rung in enumerate(default_rungs())}
     rows = sorted((m for m in merged.values() if m["games"]), key=lambda m: order.get(m["rung"], len(order)))
     for m in rows:
@@ -79,18 +96,48 @@ def merge_rows(*ladders: list[dict]) -> list[dict]:
     return rows
 
 
+def check_seeds(earlier: Sequence[list[dict]], rungs: list[Rung], seed: int) -> None:
+    """Raise ValueError if the ladder about to be played with ``seed`` would draw openings that the
+    ``earlier`` ladders already drew at the same rung."""
+    planned = [{"rung": rung.name, "games": 0, "wins": 0, "losses": 0, "draws": 0, "forfeits": [0, 0],
+                "seeds": [seed + k, seed + k + MORE_SEED]} for k, rung in enumerate(rungs)]
+    merge_rows(*earlier, planned)
+
+
 def read_ladder(out: str | Path) -> list[dict]:
     """The rows a ladder wrote to ``out``/ladder.json (``out`` may name the file itself)."""
     path = Path(out)
     path = path / "ladder.json" if path.is_dir() else path
     try:
         rows = json.loads(path.read_text())
-    except (OSError, json.JSONDecodeError) as exc:
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise ValueError(f"{path}: not a ladder's ladder.json ({exc})") from exc
-    need = {"rung", "games", "wins", "losses", "draws", "forfeits"}
-    if not isinstance(rows, list) or not all(isinstance(r, dict) and need <= r.keys() for r in rows):
-        raise ValueError(f"{path}: not a ladder's ladder.json (a list of rows with {', '.join(sorted(need))})")
+    if not isinstance(rows, list):
+        raise ValueError(f"{path}: not a ladder's ladder.json (a list of rows, one per rung)")
+    for k, r in enumerate(rows):
+        problem = _row_problem(r)
+        if problem:
+            raise ValueError(f"{path}: row {k}: {problem}")
     return rows
+
+
+def _row_problem(r: object) -> str | None:
+    """What is wrong with one row of a ladder.json, or None."""
+    def count(x: object) -> bool:
+        return isinstance(x, int) and not isinstance(x, bool) and x >= 0
+
+    if not isinstance(r, dict) or not isinstance(r.get("rung"), str):
+        return "not a rung's row (an object with rung, games, wins, losses, draws, forfeits)"
+    if not all(count(r.get(key)) for key in ("games", "wins", "losses", "draws")):
+        return "games, wins, losses and draws must be counts"
+    if r["games"] != r["wins"] + r["losses"] + r["draws"]:
+        return f"games {r['games']} is not wins + losses + draws"
+    forfeits = r.get("forfeits")
+    if not (isinstance(forfeits, list) and len(forfeits) == 2 and all(count(f) for f in forfeits)):
+        return "forfeits must be two counts (messiah's, the opponent's)"
+    if not (isinstance(r.get("seeds", []), list) and all(isinstance(x, int) for x in r.get("seeds", []))):
+        return "seeds must be a list of integers"
+    return None
 
 
 def fifty_percent(rows: list[dict]) -> str:
@@ -163,5 +210,5 @@ def write_ladder(rows: list[dict], out: str | Path) -> dict:
         result["png"] = str(ladder_plot(rows, out / "ladder.png"))
         result["svg"] = str(ladder_plot(rows, out / "ladder.svg"))
     except ImportError:
-        result["png"] = result["svg"] = "matplotlib is not installed: no plot"
+        result["png"] = result["svg"] = None
     return result

@@ -74,15 +74,15 @@ def test_merged_ladders_add_up_rung_by_rung_in_ladder_order():
     from messiah.match import elo_interval
 
     first = [row("gpsshogi 0.7.0", 0, 20, -math.inf), row("fairy-stockfish Skill 10", 10, 10, 0.0)]
-    second = [row("fairy-stockfish Skill 10", 13, 7, 105.0), row("fairy-stockfish Skill -20", 20, 0, math.inf)]
-    second[0]["forfeits"] = [1, 0]
+    second = [row("fairy-stockfish Skill 10", 13, 5, 105.0), row("fairy-stockfish Skill -20", 20, 0, math.inf)]
+    second[0].update(draws=2, games=20, forfeits=[1, 0])
     rows = merge_rows(first, second)
     assert [r["rung"] for r in rows] == ["fairy-stockfish Skill -20", "fairy-stockfish Skill 10", "gpsshogi 0.7.0"]
     ten = rows[1]
-    assert (ten["games"], ten["wins"], ten["losses"], ten["forfeits"]) == (40, 23, 17, [1, 0])
-    assert ten["score"] == 23 / 40
-    assert (ten["elo"], ten["elo_low"], ten["elo_high"]) == elo_interval(23, 17, 0)
-    _, low20, high20 = elo_interval(10, 10, 0)
+    assert (ten["games"], ten["wins"], ten["losses"], ten["draws"], ten["forfeits"]) == (40, 23, 15, 2, [1, 0])
+    assert ten["score"] == 24 / 40
+    assert (ten["elo"], ten["elo_low"], ten["elo_high"]) == elo_interval(23, 15, 2)
+    _, low20, high20 = elo_interval(11, 9, 0)
     assert ten["elo_high"] - ten["elo_low"] < high20 - low20  # 40 games say more than 20
     assert rows[0]["wins"] == 20 and rows[2]["losses"] == 20
 
@@ -103,6 +103,9 @@ def test_combining_ladders_plays_nothing_and_writes_table_and_plots(tmp_path, ca
           "--out", str(out)])
     table = capsys.readouterr().out
     assert "| fairy-stockfish Skill 10 | 40 | 16-24-0 | 40.0% |" in table
+    again = tmp_path / "again"  # the merged ladder.json (with its infinite Elo bounds) reads back
+    main(["ladder", "--games", "0", "--merge", str(out / "ladder.json"), "--out", str(again)])
+    assert "| gpsshogi 0.7.0 | 20 | 0-20-0 | 0.0% |" in capsys.readouterr().out
     assert not list(out.glob("rung*"))  # nothing was played
     pytest.importorskip("matplotlib")
     svg = (out / "ladder.svg").read_text()
@@ -111,15 +114,63 @@ def test_combining_ladders_plays_nothing_and_writes_table_and_plots(tmp_path, ca
 
 
 def test_combining_a_file_that_is_no_ladder_is_a_clear_error(tmp_path, capsys):
+    import json
+
     import pytest
 
     from messiah.cli import main
 
-    (tmp_path / "ladder.json").write_text('{"not": "rows"}')
-    for bad in (tmp_path, tmp_path / "missing"):
+    good = row("fairy-stockfish Skill 0", 12, 8, 70.0)
+    cases = {"rows.json": ('{"not": "rows"}', "a list of rows"), "broken.json": ("[{", "not a ladder's"),
+             "missing.json": (None, "not a ladder's"),
+             "bytes.json": (b"\xff\xfe[", "not a ladder's"),
+             "type.json": ([{**good, "wins": "12"}], "row 0: games, wins, losses and draws must be counts"),
+             "sum.json": ([good, {**good, "games": 21}], "row 1: games 21 is not wins + losses + draws"),
+             "forfeits.json": ([{**good, "forfeits": 0}], "forfeits must be two counts")}
+    for name, (text, message) in cases.items():
+        path = tmp_path / name
+        if isinstance(text, bytes):
+            path.write_bytes(text)
+        elif text is not None:
+            path.write_text(text if isinstance(text, str) else json.dumps(text))
         with pytest.raises(SystemExit) as exit_:
-            main(["ladder", "--games", "0", "--merge", str(bad), "--out", str(tmp_path / "o")])
-        assert exit_.value.code == 2 and "not a ladder's ladder.json" in capsys.readouterr().err
-    with pytest.raises(SystemExit):
-        main(["ladder", "--games", "0", "--out", str(tmp_path / "o")])
-    assert "--merge DIR" in capsys.readouterr().err
+            main(["ladder", "--games", "0", "--merge", str(path), "--out", str(tmp_path / "o")])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and message in err and name in err, (name, err)
+    (tmp_path / "empty.json").write_text("[]")
+    for argv, message in ((["--merge", str(tmp_path / "empty.json")], "hold no games"),
+                          ([], "--merge DIR"), (["--games", "-2"], "--merge DIR")):
+        with pytest.raises(SystemExit) as exit_:
+            main(["ladder", "--games", "0", *argv, "--out", str(tmp_path / "o")])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err
+
+
+def _no_games(*args, **kwargs):
+    raise AssertionError("a ladder that was refused must not play")
+
+
+def test_a_merge_that_would_count_openings_twice_is_refused_before_any_game(tmp_path, monkeypatch, capsys):
+    import json
+
+    import pytest
+
+    import messiah.match as match
+    from messiah.cli import main
+    from messiah.ladder import merge_rows
+
+    monkeypatch.setattr(match, "_play_pair", _no_games)
+    monkeypatch.setattr("messiah.ladder.play_matches", _no_games)
+    seeded = {**row("fairy-stockfish Skill 10", 10, 10, 0.0), "seeds": [4]}
+    with pytest.raises(ValueError, match="seed 4 counted twice"):
+        merge_rows([seeded], [seeded])
+    earlier = tmp_path / "earlier"
+    earlier.mkdir()
+    (earlier / "ladder.json").write_text(json.dumps([seeded]))
+    refused = [  # Skill 10 is rung 4 of the full ladder, rung 0 with --rungs: seed 4 again either way
+        (["--seed", "0"], "seed 4 counted twice"), (["--rungs", "Skill 10", "--seed", "4"], "seed 4 counted twice"),
+        (["--merge", str(earlier), "--seed", "9"], "named twice"),  # the same ladder twice
+        (["--seed", "9", "--out", str(earlier)], "would be overwritten")]
+    for argv, message in refused:
+        with pytest.raises(SystemExit) as exit_:
+            main(["ladder", "--games", "2", "--merge", str(earlier), "--out", str(tmp_path / "new"), *argv])
+        assert exit_.value.code == 2 and message in capsys.readouterr().err, argv
