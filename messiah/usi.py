@@ -102,9 +102,10 @@ BYOYOMI_MARGIN = 50
 
 # Time management (sudden death, Fischer, main time before byoyomi), after YaneuraOu's and Stockfish's:
 # the main time left is shared over the moves the game is still expected to last.
-# Plies by which nearly every game is decided: messiah's games average 107-118 plies, and a move takes 1.5-2
-# shares on average (hard moves stretch), so the horizon lies well past the average game.
-GAME_PLY_HORIZON = 200
+# The ply by which the main time should be spent. Tuned with TimeObvious and TimeUnstable by `messiah tune` at
+# 10 s + 0.1 s Fischer (README): 132 beat the reasoned 200, which lay well past the average game of 107-130
+# plies.
+GAME_PLY_HORIZON = 132
 MIN_MOVES_TO_GO = 20  # past the horizon a move takes about 1/20 of what is left, so the clock never runs out
 MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
 
@@ -121,7 +122,7 @@ OPTIONS = {
     "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
     "PuctTemperature": Option("spin", round(1000 * PUCT_TEMPERATURE), 1, 10000),  # softmax(Q / T), T in 1/1000
     # time management with a main time (sudden death, Fischer): see think_time and search.base.Limits
-    "TimeHorizon": Option("spin", GAME_PLY_HORIZON, 1, 1000),  # plies by which nearly every game is decided
+    "TimeHorizon": Option("spin", GAME_PLY_HORIZON, 1, 1000),  # the ply by which the main time should be spent
     "TimeMinMovesToGo": Option("spin", MIN_MOVES_TO_GO, 1, 1000),  # the main time is shared over at least these
     "TimeObvious": Option("spin", round(100 * OBVIOUS), 1, 1000),  # % of a move's share for an obvious move
     "TimeUnstable": Option("spin", round(100 * UNSTABLE), 1, 1000),  # % of it while the best move keeps changing

@@ -76,9 +76,10 @@ def terminal_value(board: cshogi.Board, ply: int, draw_ply: int = 0) -> float | 
 
 
 # Time-management factors applied to Limits.optimum (defaults of Limits.obvious and Limits.unstable; the USI
-# options TimeObvious and TimeUnstable set them, so `messiah tune` can measure them).
-OBVIOUS = 0.4  # the best move has not changed and is far ahead of the rest
-UNSTABLE = 2.0  # the best move changed in the last iteration(s)
+# options TimeObvious and TimeUnstable set them). Tuned by `messiah tune` with TimeHorizon at a Fischer clock
+# (README); the reasoned values were 0.4 and 2.0.
+OBVIOUS = 0.54  # the best move has not changed and is far ahead of the rest
+UNSTABLE = 3.8  # the best move changed in the last iteration(s)
 
 
 @dataclass

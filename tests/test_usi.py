@@ -210,11 +210,11 @@ def test_think_time():
     assert think_time({}, black, opening, 50) == TimeBudget()
     # a byoyomi shorter than the margin still gets half of it
     assert think_time({"byoyomi": 60}, black, opening, 100) == pytest.approx(TimeBudget(0.03, 0.03, 0.03))
-    # sudden death: the clock shared over the moves still expected (85 of ours at ply 30), the margin taken
-    # off the hard deadline only, a hard move stretched to four shares
+    # sudden death: the clock shared over the moves still expected (51 of ours at ply 30, with the horizon at
+    # ply 132), the margin taken off the hard deadline only, a hard move stretched to four shares
     budget = think_time({"btime": 60000, "wtime": 1}, black, opening, 50)
-    assert budget.minimum == 0 and budget.optimum == pytest.approx(60 / 85)
-    assert budget.maximum == pytest.approx(4 * 60 / 85)
+    assert budget.minimum == 0 and budget.optimum == pytest.approx(60 / 51)
+    assert budget.maximum == pytest.approx(4 * 60 / 51)
     # late in a long game a move takes about 1/20 of what is left, so the clock never runs out
     assert think_time({"btime": 20000}, black, 400, 50).optimum == pytest.approx(1.0)
     budget = think_time({"btime": 100, "wtime": 100}, black, opening, 50)
@@ -222,7 +222,7 @@ def test_think_time():
     # Fischer: the increment is spendable; main time plus byoyomi: the byoyomi comes on top of the share
     assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, opening, 50).maximum == \
         pytest.approx(1.95)
-    assert think_time({"btime": 85000, "byoyomi": 1000}, black, opening, 50).optimum == pytest.approx(2.0)
+    assert think_time({"btime": 51000, "byoyomi": 1000}, black, opening, 50).optimum == pytest.approx(2.0)
     # main time below one byoyomi: spend it all with the byoyomi
     assert think_time({"btime": 500, "byoyomi": 1000}, black, opening, 50).minimum == pytest.approx(1.45)
     # a shorter horizon (100 plies: 35 of ours still expected at ply 30) and a larger floor of moves to go
