@@ -104,7 +104,7 @@ BYOYOMI_MARGIN = 50
 # the main time left is shared over the moves the game is still expected to last.
 # The ply by which the main time should be spent. Tuned with TimeObvious and TimeUnstable by `messiah tune` at
 # 10 s + 0.1 s Fischer (README): 132 beat the reasoned 200, which lay well past the average game of 107-130
-# plies.
+# plies and ended games with two thirds of the main time unspent.
 GAME_PLY_HORIZON = 132
 MIN_MOVES_TO_GO = 20  # past the horizon a move takes about 1/20 of what is left, so the clock never runs out
 MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
