@@ -50,7 +50,7 @@ def run_ladder(base: MatchConfig, rungs: list[Rung], games: int, more: int,
     for openings this run would draw again."""
     cfgs = [replace(base, opponent=rung.command, opponent_options=dict(rung.options), games=games,
                     out=str(Path(base.out) / f"rung{k:02d}"), seed=base.seed + k) for k, rung in enumerate(rungs)]
-    check_seeds(earlier, rungs, base.seed)
+    check_seeds(earlier, rungs, [cfg.seed for cfg in cfgs])
     played = [games for _, games in play_matches(cfgs, base.jobs)]
     near = [k for k, g in enumerate(played) if more and needs_more(summarize(g)["score"])]
     extra = play_matches([replace(cfgs[k], games=more, seed=cfgs[k].seed + MORE_SEED, out=cfgs[k].out + "_more")
@@ -96,11 +96,11 @@ def merge_rows(*ladders: list[dict]) -> list[dict]:
     return rows
 
 
-def check_seeds(earlier: Sequence[list[dict]], rungs: list[Rung], seed: int) -> None:
-    """Raise ValueError if the ladder about to be played with ``seed`` would draw openings that the
-    ``earlier`` ladders already drew at the same rung."""
+def check_seeds(earlier: Sequence[list[dict]], rungs: list[Rung], seeds: list[int]) -> None:
+    """Raise ValueError if the rungs about to be played with these openings seeds (and their extra games,
+    seed + MORE_SEED) would draw openings that the ``earlier`` ladders already drew at the same rung."""
     planned = [{"rung": rung.name, "games": 0, "wins": 0, "losses": 0, "draws": 0, "forfeits": [0, 0],
-                "seeds": [seed + k, seed + k + MORE_SEED]} for k, rung in enumerate(rungs)]
+                "seeds": [seed, seed + MORE_SEED]} for rung, seed in zip(rungs, seeds, strict=True)]
     merge_rows(*earlier, planned)
 
 
@@ -167,9 +167,9 @@ def ladder_table(rows: list[dict]) -> str:
     return "\n".join(lines)
 
 
-def ladder_plot(rows: list[dict], path: str | Path) -> Path:
-    """Score and Elo interval by rung, as PNG or SVG by the path's suffix (SVG keeps its text, so a README
-    can carry it as text)."""
+def ladder_plot(rows: list[dict], paths: list[Path]) -> list[Path]:
+    """Score and Elo interval by rung, drawn once and saved to each path, as PNG or SVG by its suffix (SVG
+    keeps its text, so a README can carry it as text)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -193,9 +193,10 @@ def ladder_plot(rows: list[dict], path: str | Path) -> Path:
         ax.set_xticks(list(xs), names, rotation=30, ha="right")
     fig.tight_layout()
     with matplotlib.rc_context({"svg.fonttype": "none", "svg.hashsalt": "messiah"}):
-        fig.savefig(path, dpi=110, metadata={"Date": None} if str(path).endswith(".svg") else None)
+        for path in paths:
+            fig.savefig(path, dpi=110, metadata={"Date": None} if path.suffix == ".svg" else None)
     plt.close(fig)
-    return Path(path)
+    return paths
 
 
 def write_ladder(rows: list[dict], out: str | Path) -> dict:
@@ -207,8 +208,8 @@ def write_ladder(rows: list[dict], out: str | Path) -> dict:
     (out / "ladder.md").write_text(table)
     result = {"table": str(out / "ladder.md"), "json": str(out / "ladder.json"), "fifty_percent": fifty_percent(rows)}
     try:
-        result["png"] = str(ladder_plot(rows, out / "ladder.png"))
-        result["svg"] = str(ladder_plot(rows, out / "ladder.svg"))
+        png, svg = ladder_plot(rows, [out / "ladder.png", out / "ladder.svg"])
+        result["png"], result["svg"] = str(png), str(svg)
     except ImportError:
         result["png"] = result["svg"] = None
     return result
