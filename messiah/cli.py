@@ -17,17 +17,17 @@ from messiah.winrate import MESSIAH_OPTIONS, TEACHER_SCALE
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from messiah.bench import DEFAULT_POSITIONS, bench_train, run_bench
+    from messiah.tools.bench import DEFAULT_POSITIONS, bench_train, run_bench
 
     if args.clock:
-        from messiah.bench import bench_clock
-        from messiah.match import messiah_command, parse_options
+        from messiah.arena.match import messiah_command, parse_options
+        from messiah.tools.bench import bench_clock
 
         clock = {k: int(v) for k, v in parse_options(args.clock.split(",")).items()}
         figures = bench_clock(args.engine or messiah_command(), clock, args.moves, parse_options(args.option))
     elif args.latency:
-        from messiah.bench import bench_latency, position_set
-        from messiah.match import messiah_command
+        from messiah.arena.match import messiah_command
+        from messiah.tools.bench import bench_latency, position_set
 
         figures = bench_latency(messiah_command(), position_set(args.positions or DEFAULT_POSITIONS), args.movetime,
                                 args.moves)
@@ -51,7 +51,7 @@ def _bench(args: argparse.Namespace) -> None:
 
 
 def _evaluate(args: argparse.Namespace) -> None:
-    from messiah.evaluate import evaluate_file
+    from messiah.tools.evaluate import evaluate_file
 
     figures = evaluate_file(args.model, args.data, args.limit, args.threads, args.scale)
     if args.json:
@@ -62,8 +62,9 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _gensfen(args: argparse.Namespace) -> None:
-    from messiah.match import parse_options
-    from messiah.train.gensfen import EngineError, gensfen
+    from messiah.arena.client import EngineError
+    from messiah.arena.match import parse_options
+    from messiah.train.gensfen import gensfen
 
     try:
         counts = gensfen(args.out, engine=args.engine, options=parse_options(args.option), depth=args.depth,
@@ -139,7 +140,7 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _analyze(args: argparse.Namespace) -> None:
-    from messiah.analyze import analyze_position
+    from messiah.tools.analyze import analyze_position
 
     analysis = analyze_position(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth,
                                 args.model, args.threads)
@@ -158,8 +159,8 @@ def _analyze(args: argparse.Namespace) -> None:
 
 
 def _annotate(args: argparse.Namespace) -> None:
-    from messiah.annotate import annotate_record, plot, read_record, summary_table, write_kif
     from messiah.evaluator import Evaluator
+    from messiah.tools.annotate import annotate_record, plot, read_record, summary_table, write_kif
 
     record = read_record(args.record)  # before the model loads: a bad file fails at once
     movetime = args.movetime if args.nodes is None else None
@@ -175,13 +176,14 @@ def _annotate(args: argparse.Namespace) -> None:
 def _play(args: argparse.Namespace) -> None:
     if not args.web:
         raise ValueError("say --web: the browser is the only board so far (a GUI can run messiah-usi)")
-    from messiah.web import serve
+    from messiah.tools.web import serve
 
     serve(args.host, args.port, args.movetime, args.model, args.search, args.threads)
 
 
 def _match(args: argparse.Namespace) -> None:
-    from messiah.match import MatchConfig, parse_options, play_match, report, summarize
+    from messiah.arena.match import MatchConfig, parse_options, play_match, report
+    from messiah.arena.stats import summarize
 
     byoyomi = args.byoyomi if args.byoyomi is not None or args.time else 1000
     cfg = MatchConfig(opponent=args.opponent, engine=args.engine or "", options=parse_options(args.option),
@@ -199,8 +201,8 @@ def _match(args: argparse.Namespace) -> None:
 
 
 def _ladder(args: argparse.Namespace) -> None:
-    from messiah.ladder import default_rungs, merge_rows, read_ladder, run_ladder, write_ladder
-    from messiah.match import MatchConfig, parse_options
+    from messiah.arena.ladder import default_rungs, merge_rows, read_ladder, run_ladder, write_ladder
+    from messiah.arena.match import MatchConfig, parse_options
 
     merge = [Path(d) for d in args.merge or []]
     if len({d.resolve() for d in merge}) < len(merge):
@@ -229,8 +231,8 @@ def _ladder(args: argparse.Namespace) -> None:
 
 
 def _tune(args: argparse.Namespace) -> None:
-    from messiah.match import parse_options
-    from messiah.tune import Param, TuneConfig, tune
+    from messiah.arena.match import parse_options
+    from messiah.arena.tune import Param, TuneConfig, tune
 
     try:
         import optuna  # noqa: F401
@@ -254,7 +256,7 @@ def _tune(args: argparse.Namespace) -> None:
 
 
 def _fit_winrate(args: argparse.Namespace) -> None:
-    from messiah.fitwinrate import fit_files
+    from messiah.tools.fitwinrate import fit_files
     from messiah.winrate import WinRateScale
 
     paths = []
@@ -277,7 +279,7 @@ def _fit_winrate(args: argparse.Namespace) -> None:
 
 
 def _usi(args: argparse.Namespace) -> None:
-    from messiah.usi import main
+    from messiah.engine.usi import main
 
     main([])
 
@@ -295,7 +297,7 @@ def positive(text: str) -> int:
 
 def elo_pair(text: str) -> tuple[float, float]:
     """argparse type: 'ELO0,ELO1' with elo0 < elo1."""
-    from messiah.match import parse_sprt
+    from messiah.arena.stats import parse_sprt
 
     try:
         return parse_sprt(text)

@@ -7,10 +7,10 @@ import numpy as np
 import pytest
 from cshogi import CSA, KIF
 
-from messiah.annotate import annotate_record, read_record, write_kif
 from messiah.cli import main
 from messiah.evaluator import Evaluator
 from messiah.paths import SHARED_DATA
+from messiah.tools.annotate import annotate_record, read_record, write_kif
 
 # White does not take back the bishop that took its own on 2b (3a2b would): it loses a bishop and lets a
 # horse sit in its camp. The recapture in the same opening is no mistake.

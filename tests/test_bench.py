@@ -3,8 +3,8 @@
 import cshogi
 import pytest
 
-from messiah.bench import bench_core, position_set, scalar_twin
 from messiah.evaluator import Evaluator
+from messiah.tools.bench import bench_core, position_set, scalar_twin
 
 
 def test_bench_reports_every_figure(tmp_path):
@@ -28,7 +28,7 @@ def test_bench_reports_every_figure(tmp_path):
 
 def test_train_bench_reports_throughput_and_data_wait(tmp_path):
     pytest.importorskip("torch")
-    from messiah.bench import DEFAULT_POSITIONS, bench_train
+    from messiah.tools.bench import DEFAULT_POSITIONS, bench_train
 
     small = tmp_path / "small.hcpe"
     small.write_bytes(DEFAULT_POSITIONS.read_bytes()[: 38 * 2000])
@@ -47,7 +47,7 @@ def test_shared_data_is_found_and_can_be_overridden(monkeypatch, tmp_path):
 
 
 def test_search_bench_compares_leaf_batch_sizes():
-    from messiah.bench import bench_search
+    from messiah.tools.bench import bench_search
 
     figures = bench_search(Evaluator(threads=1, device="cpu"), position_set(limit=2), 0.02, ["alphabeta", "puct"],
                            (1, 4))

@@ -57,8 +57,8 @@ def test_every_flag_has_help_and_shows_its_default():
 
 
 def test_one_default_search_everywhere():
+    from messiah.engine.usi import OPTIONS
     from messiah.search import DEFAULT_SEARCH
-    from messiah.usi import OPTIONS
 
     parser = build_parser()
     subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))

@@ -9,8 +9,8 @@ import numpy as np
 import pytest
 
 from messiah.cli import main
-from messiah.evaluate import evaluate_file
 from messiah.paths import SHARED_DATA
+from messiah.tools.evaluate import evaluate_file
 
 DATA = SHARED_DATA
 FORMATS = DATA / "formats"

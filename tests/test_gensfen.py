@@ -9,9 +9,10 @@ import cshogi
 import numpy as np
 import pytest
 
+from messiah.arena.client import EngineError
 from messiah.cli import main
 from messiah.paths import SHARED_DATA
-from messiah.train.gensfen import EngineError, gensfen
+from messiah.train.gensfen import gensfen
 
 ENGINE = "/usr/games/fairy-stockfish"
 OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
@@ -148,7 +149,8 @@ def test_next_result_names_the_exit_codes_when_every_worker_has_died():
     dead is an error naming their exit codes, not a wait for ever."""
     import multiprocessing as mp
 
-    from messiah.train.gensfen import EngineError, next_result
+    from messiah.arena.client import EngineError
+    from messiah.train.gensfen import next_result
 
     ctx = mp.get_context("spawn")
     results = ctx.Queue()

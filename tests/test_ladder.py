@@ -3,7 +3,7 @@ games themselves are a command to run, never a timed test."""
 
 import math
 
-from messiah.ladder import default_rungs, fifty_percent, ladder_table, needs_more
+from messiah.arena.ladder import default_rungs, fifty_percent, ladder_table, needs_more
 
 
 def row(name: str, wins: int, losses: int, elo: float) -> dict:
@@ -42,7 +42,7 @@ def _timed_pair(commands, names, options, cfg, opening, games, first_number):
     import time
     from pathlib import Path
 
-    from messiah.match import Game
+    from messiah.arena.stats import Game
 
     start = time.monotonic()
     time.sleep(0.5)
@@ -56,8 +56,8 @@ def test_rungs_share_one_pool_and_only_the_even_one_plays_more(tmp_path, monkeyp
     mostly idle at each rung's tail); the even rung then gets its extra games."""
     import sys
 
-    import messiah.match as match
-    from messiah.ladder import Rung, run_ladder
+    import messiah.arena.match as match
+    from messiah.arena.ladder import Rung, run_ladder
 
     monkeypatch.setattr(match, "_play_pair", _timed_pair)  # the forked workers see it
     monkeypatch.setattr(match, "check_engines", lambda commands, options: None)
@@ -70,8 +70,8 @@ def test_rungs_share_one_pool_and_only_the_even_one_plays_more(tmp_path, monkeyp
 
 
 def test_merged_ladders_add_up_rung_by_rung_in_ladder_order():
-    from messiah.ladder import merge_rows
-    from messiah.match import elo_interval
+    from messiah.arena.ladder import merge_rows
+    from messiah.arena.stats import elo_interval
 
     first = [row("gpsshogi 0.7.0", 0, 20, -math.inf), row("fairy-stockfish Skill 10", 10, 10, 0.0)]
     second = [row("fairy-stockfish Skill 10", 13, 5, 105.0), row("fairy-stockfish Skill -20", 20, 0, math.inf)]
@@ -154,12 +154,12 @@ def test_a_merge_that_would_count_openings_twice_is_refused_before_any_game(tmp_
 
     import pytest
 
-    import messiah.match as match
+    import messiah.arena.match as match
+    from messiah.arena.ladder import merge_rows
     from messiah.cli import main
-    from messiah.ladder import merge_rows
 
     monkeypatch.setattr(match, "_play_pair", _no_games)
-    monkeypatch.setattr("messiah.ladder.play_matches", _no_games)
+    monkeypatch.setattr("messiah.arena.ladder.play_matches", _no_games)
     seeded = {**row("fairy-stockfish Skill 10", 10, 10, 0.0), "seeds": [4]}
     with pytest.raises(ValueError, match="seed 4 counted twice"):
         merge_rows([seeded], [seeded])

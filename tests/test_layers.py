@@ -9,7 +9,7 @@ import sys
 PLAY = """
 import json, sys
 import cshogi
-import messiah.usi
+import messiah.engine.usi
 from messiah.evaluator import Evaluator
 from messiah.search import Limits, make_searcher
 
@@ -32,9 +32,9 @@ ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
 # The layers of the README, lowest first; each may import only its own and lower layers.
 LAYERS = [
     {"messiah", "messiah.moves", "messiah.features", "messiah.evaluator", "messiah.winrate", "messiah.paths",
-     "messiah.position", "messiah.mate"},
+     "messiah.position", "messiah.engine.mate"},
     {"messiah.search", "messiah.search.base", "messiah.search.alphabeta", "messiah.search.mcts"},
-    {"messiah.usi"},
+    {"messiah.engine.usi"},
 ]
 
 
@@ -67,7 +67,7 @@ def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_
     """Every ML project has a train.py or models.py; run from such a directory, messiah still finds its own."""
     for name in ("train", "models", "search"):
         (tmp_path / f"{name}.py").write_text(f"raise ImportError('the user\\'s own {name}.py was imported')\n")
-    code = ("import messiah.usi, messiah.search, messiah.train.data, messiah.models.net; "
+    code = ("import messiah.engine.usi, messiah.search, messiah.train.data, messiah.models.net; "
             "print(messiah.search.__file__)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=tmp_path, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -13,9 +13,10 @@ import pytest
 from cshogi import CSA
 from cshogi.elo import Elo
 
-from messiah.fitwinrate import engine_coefficients, fit_files, samples_from_csa
-from messiah.match import Game, elo_interval, parse_options, pentanomial, sprt_bounds, sprt_llr, sprt_state
+from messiah.arena.match import parse_options
+from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
 from messiah.paths import SHARED_DATA
+from messiah.tools.fitwinrate import engine_coefficients, fit_files, samples_from_csa
 from messiah.winrate import TEACHER, WinRateScale
 
 FAIRY = "/usr/games/fairy-stockfish"
@@ -171,7 +172,7 @@ def _won_pair(commands, names, options, cfg, opening, games, first_number):
 def test_a_decided_sprt_starts_no_more_pairs(tmp_path, monkeypatch):
     """Pairs are handed to workers as they free up, so after the decision (10 won pairs) at most the jobs - 1
     pairs still running are played; the executor's queue held jobs + 1 more that were played for nothing."""
-    import messiah.match as match
+    import messiah.arena.match as match
 
     monkeypatch.setattr(match, "_play_pair", _won_pair)  # the forked workers see it
     monkeypatch.setattr(match, "check_engines", lambda commands, options: None)
@@ -183,7 +184,7 @@ def test_a_decided_sprt_starts_no_more_pairs(tmp_path, monkeypatch):
 
 
 def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
-    from messiah.match import elo_interval, elo_text
+    from messiah.arena.stats import elo_interval, elo_text
 
     assert elo_text(elo_interval(10, 10, 0)[0]) == "+0"
     assert [elo_text(x) for x in (52.5, -131.4, math.inf, -math.inf)] == ["+52", "-131", "+inf", "-inf"]

@@ -8,9 +8,9 @@ import xml.etree.ElementTree as ET
 import cshogi
 import pytest
 
-from messiah.analyze import analyze_position, read_position
 from messiah.cli import main
-from messiah.picture import SVG_NS, MovePicture, png_converter, square_centre, svg_to_png
+from messiah.tools.analyze import analyze_position, read_position
+from messiah.tools.picture import SVG_NS, MovePicture, png_converter, square_centre, svg_to_png
 
 # White to move with a bishop in hand (so with drops), after a bishop exchange.
 POSITION = "startpos moves 7g7f 3c3d 8h2b+ 3a2b 1g1f"

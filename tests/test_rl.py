@@ -172,8 +172,8 @@ def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
     from messiah.evaluator import Evaluator
     from messiah.models.config import NetConfig
     from messiah.models.export import export_onnx
+    from messiah.models.from_onnx import calibration_positions, net_from_onnx
     from messiah.models.net import AllMovesNet
-    from messiah.train.rl.learner import calibration_positions, net_from_onnx
 
     torch.manual_seed(3)
     original = AllMovesNet(NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16))

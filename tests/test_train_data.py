@@ -373,9 +373,11 @@ def test_records_pickle_as_file_names():
 
     records = read_records(TEACHER)
     blob = pickle.dumps(records)
-    assert len(blob) < 10_000  # the file is 6 MB: it travels by name
+    assert records.game_starts is not None and len(records.game_starts) > 1000  # teacher_s1 has a game index
+    assert len(blob) < 10_000  # the file is 6 MB and its game index 7 kB: both travel by name
     again = pickle.loads(blob)
     assert again[123].tobytes() == records[123].tobytes() and len(again) == len(records)
+    assert np.array_equal(again.game_starts, records.game_starts)
 
 
 def test_teacher_records_written_as_psv_read_back_the_same(tmp_path):
@@ -412,7 +414,7 @@ def test_a_batch_and_an_evaluation_decode_each_record_once(monkeypatch, tmp_path
     make_batch(records)
     assert calls["n"] == len(records)
     pytest.importorskip("onnxruntime")
-    from messiah.evaluate import evaluate_file
+    from messiah.tools.evaluate import evaluate_file
 
     path = tmp_path / "some.hcpe"
     records.tofile(path)

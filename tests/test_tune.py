@@ -5,7 +5,7 @@ import shutil
 
 import pytest
 
-from messiah.tune import Param, TuneConfig, tune
+from messiah.arena.tune import Param, TuneConfig, tune
 
 
 def test_param_specs_parse_and_bad_ones_are_named():
@@ -37,8 +37,8 @@ def test_a_study_runs_games_logs_them_and_resumes(tmp_path):
 def test_a_main_time_clock_reaches_every_trials_match(tmp_path, monkeypatch):
     """The time-management options act only with a main time, so a study must be able to play Fischer games."""
     pytest.importorskip("optuna")
-    import messiah.tune as tune_module
-    from messiah.match import Game
+    import messiah.arena.tune as tune_module
+    from messiah.arena.stats import Game
 
     played = []
 

@@ -10,9 +10,9 @@ import cshogi
 import pytest
 from cshogi.usi import Engine
 
+from messiah.engine.usi import OPTIONS, TimeBudget, UsiEngine, parse_position, think_time
 from messiah.paths import SHARED_DATA
 from messiah.position import PositionError
-from messiah.usi import OPTIONS, TimeBudget, UsiEngine, parse_position, think_time
 from messiah.winrate import MESSIAH
 
 MATES = SHARED_DATA / "mates" / "mate1.tsv"

@@ -18,9 +18,9 @@ import cshogi
 import numpy as np
 import pytest
 
+from messiah.engine.usi import UsiEngine
 from messiah.paths import SHARED_DATA
 from messiah.position import PositionError, board_from_sfen
-from messiah.usi import UsiEngine
 
 MESSIAH_USI = shutil.which("messiah-usi")
 needs_process = pytest.mark.skipif(MESSIAH_USI is None, reason="messiah-usi is not installed")
@@ -352,7 +352,7 @@ def test_byoyomi_alone_is_used_not_saved():
 def test_only_usi_reaches_stdout_whatever_writes_to_it():
     """cshogi prints board dumps from C++ on some inputs: after protocol_channel(), fd 1 and sys.stdout
     lead to stderr and only the engine's writer reaches the real stdout."""
-    code = ("import os; from messiah.usi import protocol_channel; write = protocol_channel(); "
+    code = ("import os; from messiah.engine.usi import protocol_channel; write = protocol_channel(); "
             "os.write(1, b'a board dump from C\\n'); print('a stray print'); write('readyok')")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert done.stdout == "readyok\n"

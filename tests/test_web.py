@@ -8,7 +8,7 @@ import cshogi
 import pytest
 
 from messiah.evaluator import Evaluator
-from messiah.web import PlayServer, create_app
+from messiah.tools.web import PlayServer, create_app
 
 
 @pytest.fixture(scope="module")

@@ -20,7 +20,7 @@ import cshogi
 import pytest
 
 from messiah.evaluator import Evaluator
-from messiah.web import PlayServer, create_app
+from messiah.tools.web import PlayServer, create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")

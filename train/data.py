@@ -30,10 +30,10 @@ import numpy as np
 
 from messiah.features import PositionArrays, mirror_planes, planes
 from messiah.moves import legal_move_indices, mirror_indices, move_indices, pad_indices
+from messiah.winrate import MAX_CP  # mate scores, as in the shared teacher data; every eval is clipped to +-MAX_CP
 
 HCPE = cshogi.HuffmanCodedPosAndEval
 PSV = cshogi.PackedSfenValue
-MATE_EVAL = 30000  # mate scores, as in the shared teacher data; every eval is clipped to +-MATE_EVAL
 
 HCPE_SUFFIXES = (".hcpe",)
 PSV_SUFFIXES = (".psv", ".bin")
@@ -306,7 +306,7 @@ def read_games(path: str | os.PathLike) -> GameRecords:
             board.to_hcp(hcp)
             hcps.append(hcp["hcp"][0].copy())
             sign = 1 if board.turn == cshogi.BLACK else -1
-            evals.append(0 if score is None else int(np.clip(sign * score, -MATE_EVAL, MATE_EVAL)))
+            evals.append(0 if score is None else int(np.clip(sign * score, -MAX_CP, MAX_CP)))
             known.append(score is not None)
             moves16.append(cshogi.move16(move))
             board.push(move)
@@ -370,7 +370,7 @@ def read_jsonl(path: str | os.PathLike) -> GameRecords:
         if not is_legal(board, move):
             raise ValueError(f"{where}: bestmove {usi!r} is not a legal move in {sfen}")
         hcps.append(hcp["hcp"][0].copy())
-        evals.append(0 if value is None else int(np.clip(round(value), -MATE_EVAL, MATE_EVAL)))
+        evals.append(0 if value is None else int(np.clip(round(value), -MAX_CP, MAX_CP)))
         known.append(value is not None)
         moves16.append(cshogi.move16(move))
     if not hcps:
@@ -404,17 +404,22 @@ class Records:
         return len(self.data)
 
     def __getstate__(self) -> dict:
-        """Pickle a memory map as what reopens it, so sending Records to a worker process (the training
-        loader does) does not copy the file."""
+        """Pickle a memory map as what reopens it, and its games as the game index beside it (a memory map's
+        games come only from there), so sending Records to a worker process (the training loader does)
+        copies neither."""
         state = dict(self.__dict__)
         if isinstance(self.data, np.memmap):
             state["data"] = ("memmap", self.data.filename, self.data.dtype, self.data.offset, self.data.shape)
+            if self.game_starts is not None:
+                state["game_starts"] = "game index"
         return state
 
     def __setstate__(self, state: dict) -> None:
         if isinstance(state["data"], tuple):
             _, filename, dtype, offset, shape = state["data"]
             state["data"] = np.memmap(filename, dtype, mode="r", offset=offset, shape=shape)
+        if isinstance(state["game_starts"], str):
+            state["game_starts"] = read_game_index(state["path"], len(state["data"]))
         self.__dict__ = state
 
     def __getitem__(self, index: int | slice | np.ndarray) -> np.ndarray:

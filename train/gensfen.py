@@ -25,11 +25,8 @@ from __future__ import annotations
 import multiprocessing as mp
 import os
 import queue as queue_module
-import shutil
 import signal
-import subprocess
 import sys
-import threading
 import time
 import warnings
 from collections import Counter
@@ -39,12 +36,11 @@ from pathlib import Path
 
 import cshogi
 import numpy as np
-from cshogi.usi import Engine, InfoListener
 from tqdm import tqdm
 
+from messiah.arena.client import EngineError, UsiClient, resolve_engine
 from messiah.train.data import (
     HCPE,
-    MATE_EVAL,
     append_game_index,
     check_hcpe,
     count_games,
@@ -53,6 +49,7 @@ from messiah.train.data import (
     read_game_index,
     read_records,
 )
+from messiah.winrate import MAX_CP
 
 DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
 OPENING_PLIES = 24  # random opening moves fall within these plies
@@ -61,95 +58,6 @@ RECORD_FROM = 16
 MAX_PLY = 320
 ADJUDICATE_EVAL = 3000
 ADJUDICATE_PLIES = 6
-HANDSHAKE_SECONDS = 60.0  # for usiok/readyok: an executable that is not a USI engine must not hang us
-
-
-class EngineError(RuntimeError):
-    """The engine could not be started, died, did not speak USI, or played an illegal move."""
-
-
-class UsiEngine(Engine):
-    """cshogi's USI client with a fixed-depth or fixed-nodes search added (``Engine.go`` has neither) and
-    end-of-file checks: cshogi's read loops compare bytes with '' and would spin forever on a dead engine.
-    The engine runs in its own session so that Ctrl-C reaches only the Python processes."""
-
-    def __init__(self, cmd: str, options: dict[str, str] | None = None):
-        super().__init__(cmd, connect=False)
-        self.connect()
-        for name, value in (options or {}).items():
-            self.setoption(name, value)
-        self.isready()
-
-    def connect(self, listener: Callable | None = None) -> None:
-        cwd = os.path.dirname(self.cmd) or None
-        try:
-            self.proc = subprocess.Popen([self.cmd], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                                         stderr=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
-        except OSError as e:
-            raise EngineError(f"cannot start {self.cmd}: {e}") from None
-        for line in self._send_and_wait("usi", "usiok"):
-            if line.startswith("id name "):
-                self.name = line[8:]
-
-    def isready(self, listener: Callable | None = None) -> None:
-        self._send_and_wait("isready", "readyok")
-
-    def _send(self, command: str) -> None:
-        try:
-            self.proc.stdin.write(command.encode() + b"\n")
-            self.proc.stdin.flush()
-        except BrokenPipeError:
-            raise EngineError(f"{self.cmd} exited (code {self.proc.poll()})") from None
-
-    def _readline(self) -> str:
-        line = self.proc.stdout.readline()
-        if not line:
-            raise EngineError(f"{self.cmd} exited (code {self.proc.wait()})")
-        return line.decode("utf-8", "replace").strip()
-
-    def _send_and_wait(self, command: str, answer: str) -> list[str]:
-        """Send ``command`` and read lines up to ``answer``, killing the engine after HANDSHAKE_SECONDS."""
-        timer = threading.Timer(HANDSHAKE_SECONDS, self.proc.kill)
-        timer.start()
-        lines = []
-        try:
-            self._send(command)
-            while (line := self._readline()) != answer:
-                lines.append(line)
-        except EngineError:
-            raise EngineError(f"{self.cmd} did not answer {command!r} with {answer!r} (not a USI engine?)") from None
-        finally:
-            timer.cancel()
-        return lines
-
-    def search(self, position: str, moves: list[str], depth: int | None, nodes: int | None) -> tuple[str, int | None]:
-        """Search ``position`` ('startpos' or 'sfen ...') after ``moves`` to a depth or a node count: the
-        best move (a USI move, 'resign' or 'win') and the eval of its line for the side to move (cp, mate
-        as +-MATE_EVAL; None when the engine gave no score for that move)."""
-        self.position(moves, position)
-        self._send(f"go depth {depth}" if depth is not None else f"go nodes {nodes}")
-        listener = InfoListener(mate_score=MATE_EVAL)
-        while True:
-            line = self._readline()
-            listener(line)
-            if line.startswith("bestmove"):
-                try:
-                    score = listener.score
-                except (IndexError, ValueError):  # an info line cshogi's splitter does not follow
-                    score = None
-                return listener.bestmove, score
-
-    def close(self) -> None:
-        """Quit the engine; kill it if it does not exit within 5 s."""
-        if self.proc is None:
-            return
-        try:
-            self._send("quit")
-            self.proc.wait(timeout=5)
-        except (EngineError, subprocess.TimeoutExpired):
-            self.proc.kill()
-            self.proc.wait()
-        self.proc = None
 
 
 @dataclass(frozen=True)
@@ -203,7 +111,7 @@ class Settings:
     adjudicate_plies: int = ADJUDICATE_PLIES
 
 
-def play_game(engine: UsiEngine, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
+def play_game(engine: UsiClient, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
               stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
     """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
     ``stopped()`` turned true before the end."""
@@ -246,7 +154,7 @@ def play_game(engine: UsiEngine, settings: Settings, rng: np.random.Generator, o
             if score is None:
                 streak = 0
             else:
-                score = int(np.clip(score, -MATE_EVAL, MATE_EVAL))
+                score = int(np.clip(score, -MAX_CP, MAX_CP))
                 if ply >= settings.record_from:
                     board.to_hcp(hcp)
                     rows.append((hcp["hcp"][0].copy(), score, cshogi.move16(move)))
@@ -290,7 +198,7 @@ def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed
     rng = np.random.default_rng(seed)
     engine = None
     try:
-        engine = UsiEngine(settings.engine, settings.options)
+        engine = UsiClient(settings.engine, settings.options)
         played = 0
         while not stop.is_set():
             opening = openings[played % len(openings)] if openings else None
@@ -305,15 +213,6 @@ def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed
     finally:
         if engine is not None:
             engine.close()
-
-
-def resolve_engine(command: str) -> str:
-    """The engine's executable as an absolute path (cshogi runs it without a shell, so no arguments);
-    ValueError when there is none."""
-    found = shutil.which(command)
-    if found is None:
-        raise ValueError(f"engine {command!r} is not an executable file (give its path; no arguments)")
-    return os.path.abspath(found)
 
 
 def prepare_output(path: Path) -> int:
@@ -462,7 +361,6 @@ def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: di
     counts["seconds"] = time.perf_counter() - start
     counts["endings"] = dict(counts["endings"])
     return counts
-
 
 
 def next_result(results: mp.Queue, procs: list, error: type[Exception], what: str, call: str):

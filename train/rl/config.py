@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
-from messiah import match
+from messiah.arena import stats
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
 from messiah.winrate import TEACHER_SCALE
@@ -213,8 +213,8 @@ def check(cfg: RLConfig) -> None:
 
 
 def parse_sprt(text: str) -> tuple[float, float]:
-    """--gate-sprt's ELO0,ELO1 (messiah.match.parse_sprt, with the flag named in its error)."""
+    """--gate-sprt's ELO0,ELO1 (messiah.arena.stats.parse_sprt, with the flag named in its error)."""
     try:
-        return match.parse_sprt(text)
+        return stats.parse_sprt(text)
     except ValueError as e:
         raise ValueError(f"--gate-sprt: {e}") from None

@@ -244,7 +244,8 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
 def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
     """The candidate against the best at a fixed node budget through messiah match; ``result.json`` records
     it (a gate without one was interrupted and is played again)."""
-    from messiah.match import MatchConfig, messiah_command, play_match, summarize
+    from messiah.arena.match import MatchConfig, messiah_command, play_match
+    from messiah.arena.stats import summarize
 
     out = Path(cfg.out) / "gates" / f"g{generation:04d}"
     result = out / "result.json"

@@ -22,10 +22,10 @@ from importlib import resources
 import cshogi
 from cshogi import KIF
 
-from messiah.analyze import search_board
 from messiah.evaluator import Evaluator
-from messiah.picture import CELL, SVG_NS, board_svg, square_centre
 from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
+from messiah.tools.analyze import search_board
+from messiah.tools.picture import CELL, SVG_NS, board_svg, square_centre
 
 MARKS = ("☗", "☖")
 HAND_LETTERS = "PLNSGBR"  # cshogi's hand piece order
@@ -262,7 +262,7 @@ def create_app(server: PlayServer):
     """The Flask app of the page and its JSON requests."""
     from flask import Flask, Response, jsonify, request
 
-    app = Flask("messiah.web")
+    app = Flask("messiah.tools.web")
     page = (resources.files("messiah") / "data" / "play.html").read_text(encoding="utf-8")
 
     @app.errorhandler(PlayError)

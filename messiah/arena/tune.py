@@ -22,7 +22,8 @@ from pathlib import Path
 
 from tqdm import tqdm
 
-from messiah.match import MatchConfig, messiah_command, play_match, summarize
+from messiah.arena.match import MatchConfig, messiah_command, play_match
+from messiah.arena.stats import summarize
 
 STUDY = "messiah-tune"
 NODES_BYOYOMI = 60_000  # with --nodes, the clock only has to stay out of the way of the node budget

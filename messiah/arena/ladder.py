@@ -16,7 +16,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from messiah.match import MatchConfig, elo_interval, elo_text, play_matches, summarize
+from messiah.arena.match import MatchConfig, play_matches
+from messiah.arena.stats import elo_interval, elo_text, summarize
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"

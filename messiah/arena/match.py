@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import io
-import math
 import os
 import random
 import shlex
@@ -26,17 +25,12 @@ from typing import NamedTuple
 from cshogi import CSA
 from tqdm import tqdm
 
+from messiah.arena.stats import Game, elo_text, summarize
 from messiah.paths import SHARED_DATA
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 OPENING_PLIES = 24
 DRAW_PLY = 320  # the teacher data's draw length; cshogi.cli's own default is 256
-Z95 = 1.959964  # two-sided 95% quantile of the normal distribution
-FORFEITS = ("%TIME_UP", "%ILLEGAL_MOVE")  # the endings a correct engine never suffers
-SPRT_ALPHA = SPRT_BETA = 0.05  # the SPRT's error rates, fishtest's
-PAIR_SCORES = (0.0, 0.25, 0.5, 0.75, 1.0)  # a colour-swapped pair's score per game: 0-2, 1/2-3/2, ... 2-0
-EMPTY_BIN = 1e-3  # a pentanomial count never seen, as fishtest regularises it (a variance must exist)
-SPRT_MIN_PAIRS = 10  # no decision before: the normal approximation needs a variance estimated from real pairs
 
 
 @dataclass
@@ -57,19 +51,6 @@ class MatchConfig:
     draw: int = DRAW_PLY
     out: str = "runs/match"
     sprt: tuple[float, float] | None = None  # (elo0, elo1): stop when the SPRT accepts one of them
-
-
-@dataclass
-class Game:
-    """One finished game, from the first engine's side."""
-
-    number: int
-    opening: int
-    first_is_black: bool
-    outcome: str  # "win", "loss" or "draw" for the first engine
-    ending: str  # the CSA end code, e.g. %TORYO, %TIME_UP, %SENNICHITE
-    plies: int
-    record: str
 
 
 def messiah_command() -> str:
@@ -108,11 +89,11 @@ def engine_names(cfg: MatchConfig, commands: tuple[str, str]) -> tuple[str, str]
 def check_engines(commands: tuple[str, str], options: tuple[dict, dict]) -> None:
     """Start each engine once and see it answer usi and isready with its options set. cshogi.cli waits for
     ever on an engine that dies or does not speak USI (the match sat at 0%): this fails at once, naming it."""
-    from messiah.train.gensfen import EngineError, UsiEngine
+    from messiah.arena.client import EngineError, UsiClient
 
     for command, opts in zip(commands, options, strict=True):
         try:
-            UsiEngine(command, opts).close()
+            UsiClient(command, opts).close()
         except EngineError as e:
             raise ValueError(str(e)) from None
 
@@ -240,121 +221,6 @@ def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, st
             fill()
     bar.close()
     return [(setup.names, sorted(played, key=lambda g: g.number)) for setup, played in zip(setups, games, strict=True)]
-
-
-def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
-    """Elo difference and its 95% interval. The score's interval is Wilson's, with the variance of the
-    win/draw/loss outcomes: like the usual normal approximation (cshogi.elo, cutechess) when the score is
-    well inside (0, 1), but still a real interval when every game was won or lost."""
-    n = wins + losses + draws
-    mu = (wins + draws / 2) / n
-    var = (wins * (1 - mu) ** 2 + losses * mu**2 + draws * (0.5 - mu) ** 2) / n
-    z2 = Z95**2
-    centre = (mu + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(var / n + z2 / (4 * n * n)) / (1 + z2 / n)
-
-    def elo(p: float) -> float:
-        if p <= 0:
-            return -math.inf
-        if p >= 1:
-            return math.inf
-        return -400 * math.log10(1 / p - 1)
-
-    return elo(mu), elo(centre - half), elo(centre + half)
-
-
-def pentanomial(games: list[Game]) -> list[int]:
-    """How many complete colour-swapped pairs scored 0, 1/2, 1, 3/2 and 2 for the first engine."""
-    pairs: dict[int, list[float]] = {}
-    for g in games:
-        pairs.setdefault((g.number - 1) // 2, []).append({"win": 1.0, "draw": 0.5, "loss": 0.0}[g.outcome])
-    counts = [0] * len(PAIR_SCORES)
-    for scores in pairs.values():
-        if len(scores) == 2:
-            counts[round(2 * sum(scores))] += 1
-    return counts
-
-
-def expected_score(elo: float) -> float:
-    return 1 / (1 + 10 ** (-elo / 400))
-
-
-def sprt_llr(counts: list[int], elo0: float, elo1: float) -> float:
-    """The generalised SPRT's log-likelihood ratio of elo1 against elo0 (logistic Elo) from pentanomial pair
-    counts, in the normal approximation (Van den Bergh's GSPRT note; fishtest's pentanomial model): pairs of
-    one opening with colours swapped cancel most of the opening's bias, so their scores vary less than
-    single games' and the test ends sooner."""
-    n = sum(counts)
-    if n == 0:
-        return 0.0
-    freq = [c if c else EMPTY_BIN for c in counts]
-    total = sum(freq)
-    mean = sum(f * x for f, x in zip(freq, PAIR_SCORES, strict=True)) / total
-    var = sum(f * (x - mean) ** 2 for f, x in zip(freq, PAIR_SCORES, strict=True)) / total
-    s0, s1 = expected_score(elo0), expected_score(elo1)
-    return n * (s1 - s0) * (2 * mean - s0 - s1) / (2 * var)
-
-
-def sprt_bounds(alpha: float = SPRT_ALPHA, beta: float = SPRT_BETA) -> tuple[float, float]:
-    """Wald's bounds: H0 (elo0) is accepted at or below the first, H1 (elo1) at or above the second."""
-    return math.log(beta / (1 - alpha)), math.log((1 - beta) / alpha)
-
-
-def parse_sprt(text: str) -> tuple[float, float]:
-    """'ELO0,ELO1' with elo0 < elo1, the bounds of an SPRT; ValueError otherwise."""
-    try:
-        elo0, elo1 = (float(x) for x in text.split(","))
-    except ValueError:
-        raise ValueError(f"expected ELO0,ELO1 such as 0,10, got {text!r}") from None
-    if not elo0 < elo1:
-        raise ValueError(f"elo0 must be below elo1, got {text!r}")
-    return elo0, elo1
-
-
-def sprt_state(games: list[Game], elo0: float, elo1: float) -> dict:
-    counts = pentanomial(games)
-    llr = sprt_llr(counts, elo0, elo1)
-    lower, upper = sprt_bounds()
-    decision = "continue"
-    if sum(counts) >= SPRT_MIN_PAIRS:
-        decision = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "continue"
-    return {"elo0": elo0, "elo1": elo1, "alpha": SPRT_ALPHA, "beta": SPRT_BETA, "pentanomial": counts,
-            "llr": llr, "lower": lower, "upper": upper, "decision": decision}
-
-
-def summarize(games: list[Game], sprt: tuple[float, float] | None = None) -> dict:
-    """W-L-D, score, Elo with its 95% interval, endings and time/illegal losses, from the first engine's side;
-    with ``sprt`` (elo0, elo1), the SPRT's state."""
-    wins = sum(g.outcome == "win" for g in games)
-    losses = sum(g.outcome == "loss" for g in games)
-    draws = len(games) - wins - losses
-    endings: dict[str, int] = {}
-    for g in games:
-        endings[g.ending] = endings.get(g.ending, 0) + 1
-    summary = {"games": len(games), "wins": wins, "losses": losses, "draws": draws,
-               "score": (wins + draws / 2) / len(games) if games else 0.0, "endings": endings,
-               "black": _colour(games, True), "white": _colour(games, False),
-               "mean_plies": sum(g.plies for g in games) / len(games) if games else 0.0,
-               # games lost by time or an illegal move, by the first engine and by the second
-               "forfeits": [sum(g.ending in FORFEITS and g.outcome == o for g in games) for o in ("loss", "win")]}
-    if games:
-        elo, low, high = elo_interval(wins, losses, draws)
-        summary.update(elo=elo, elo_low=low, elo_high=high)
-    if sprt is not None:
-        summary["sprt"] = sprt_state(games, *sprt)
-    return summary
-
-
-def _colour(games: list[Game], black: bool) -> str:
-    mine = [g for g in games if g.first_is_black == black]
-    return "-".join(str(sum(g.outcome == o for g in mine)) for o in ("win", "loss", "draw"))
-
-
-def elo_text(x: float) -> str:
-    """An Elo difference or bound as text: signed, +inf/-inf for an all-won or all-lost match."""
-    if not math.isfinite(x):
-        return "+inf" if x > 0 else "-inf"
-    return f"{round(x):+d}"  # an even score's -1e-13 reads +0, not -0
 
 
 def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:

@@ -8,10 +8,10 @@ import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
-from messiah.picture import MovePicture
 from messiah.position import PositionError, parse_position
 from messiah.search import DEFAULT_SEARCH
 from messiah.search.base import SearchResult
+from messiah.tools.picture import MovePicture
 
 
 def read_position(position: str) -> cshogi.Board:
@@ -80,7 +80,7 @@ def analyze_position(position: str, search: str = DEFAULT_SEARCH, nodes: int | N
                      threads: int = 1) -> Analysis:
     """The analysis of ``position`` (an sfen or a USI position string). In Jupyter it shows its picture::
 
-        from messiah.analyze import analyze_position
+        from messiah.tools.analyze import analyze_position
         analyze_position("startpos moves 7g7f 3c3d", nodes=2000)
     """
     board = read_position(position)

@@ -22,8 +22,8 @@ from dataclasses import dataclass
 import cshogi
 
 from messiah import __version__
+from messiah.engine.mate import solve_mate
 from messiah.evaluator import Evaluator
-from messiah.mate import solve_mate
 from messiah.position import PositionError, parse_position
 from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
 from messiah.search.base import OBVIOUS, UNSTABLE
