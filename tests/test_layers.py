@@ -2,9 +2,11 @@
 interpreter imports the USI engine, searches a position with the shipped model, and must not have
 imported torch or any module of train/ (the self-play loop in train/rl/ included) or models/."""
 
+import ast
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 PLAY = """
 import json, sys
@@ -28,25 +30,43 @@ def test_playing_imports_no_torch_and_no_training_code():
     assert json.loads(done.stdout.splitlines()[-1]) == []
 
 
-ROOT = __import__("pathlib").Path(__file__).resolve().parents[1]
-# The layers of the README, lowest first; each may import only its own and lower layers.
-LAYERS = [
-    {"messiah", "messiah.moves", "messiah.features", "messiah.evaluator", "messiah.winrate", "messiah.paths",
-     "messiah.position", "messiah.engine.mate"},
-    {"messiah.search", "messiah.search.base", "messiah.search.alphabeta", "messiah.search.mcts"},
-    {"messiah.engine.usi"},
-]
+ROOT = Path(__file__).resolve().parents[1]
+# The packages by layer (README, "Layout and layers"), each with the packages it may import besides its own.
+# The core is messiah/'s own modules; search/, models/ and train/ install as messiah.search, .models, .train.
+MAY_IMPORT = {
+    "core": set(),
+    "models": {"core"},  # PyTorch nets and ONNX export: torch, never played
+    "search": {"core"},
+    "engine": {"core", "search"},  # what a GUI runs: no torch, no training code
+    "arena": {"core"},  # drives engines as processes: none of the engine's own code
+    "train": {"core", "models", "search", "engine", "arena"},  # self-play plays the engine; gates are matches
+    "tools": {"core", "models", "search", "engine", "arena", "train"},
+    "cli": {"core", "models", "search", "engine", "arena", "train", "tools"},
+}
+FOLDERS = {"search": "search", "models": "models", "train": "train"}  # pyproject's package-dir
 
 
-def project_imports(module: str) -> set[str]:
-    """The project modules ``module``'s file imports (at any depth of the file, lazy imports included)."""
-    import ast
-
+def package_of(module: str) -> str:
+    """The layer a module of the project belongs to: its subpackage of messiah, or the core."""
     parts = module.split(".")
-    if parts[:2] in (["messiah", "search"], ["messiah", "models"], ["messiah", "train"], ["messiah", "rl"]):
-        parts = parts[1:]  # pyproject's package-dir: messiah.search is the repository's search/
-    path = ROOT.joinpath(*parts)
-    path = path / "__init__.py" if path.is_dir() else path.with_suffix(".py")
+    if len(parts) == 1 or parts[1] not in MAY_IMPORT:
+        return "core"
+    return parts[1]
+
+
+def project_modules() -> dict[str, Path]:
+    """Every module of the project by its import name, from the folders (a new module is checked unasked)."""
+    modules = {}
+    for top in ("messiah", *FOLDERS.values()):
+        for path in (ROOT / top).rglob("*.py"):
+            parts = list(path.relative_to(ROOT).with_suffix("").parts)
+            parts = parts[:-1] if parts[-1] == "__init__" else parts
+            modules[".".join(["messiah", *parts] if top != "messiah" else parts)] = path
+    return modules
+
+
+def project_imports(path: Path) -> set[str]:
+    """The project modules a file imports (at any depth of the file, lazy imports included)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
@@ -55,12 +75,34 @@ def project_imports(module: str) -> set[str]:
     return found
 
 
-def test_core_search_and_engine_import_only_their_layer_and_below():
-    allowed = set()
-    for layer in LAYERS:
-        allowed |= layer
-        for module in layer:
-            assert project_imports(module) <= allowed, (module, project_imports(module) - allowed)
+def test_every_module_imports_only_its_own_layer_and_those_below():
+    modules = project_modules()
+    assert {package_of(m) for m in modules} == set(MAY_IMPORT), sorted(modules)
+    wrong = []
+    for module, path in modules.items():
+        own = package_of(module)
+        for imported in project_imports(path):
+            if package_of(imported) not in MAY_IMPORT[own] | {own}:
+                wrong.append(f"{module} imports {imported}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_the_layer_check_sees_a_wrong_import(tmp_path):
+    """The check above must be able to fail: an engine module importing the training code is caught."""
+    bad = tmp_path / "bad.py"
+    bad.write_text("def f():\n    from messiah.train.data import read_records\n")
+    assert package_of("messiah.engine.bad") == "engine"
+    assert [m for m in project_imports(bad) if package_of(m) not in MAY_IMPORT["engine"] | {"engine"}] == \
+        ["messiah.train.data"]
+
+
+def test_no_stray_packages_are_importable_from_a_checkout():
+    """Only messiah's own folders are its subpackages: not the repository's tests/ or docs/, nor messiah again."""
+    code = ("import importlib.util as u, json; "
+            "print(json.dumps([n for n in ('messiah.tests', 'messiah.docs', 'messiah.messiah') if u.find_spec(n)]))")
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert json.loads(done.stdout) == []
 
 
 def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_path):
@@ -82,12 +124,9 @@ def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_
     assert json.loads(done.stdout)["bestmove"] in legal
 
 
-def test_the_rl_actors_need_no_torch_and_nothing_below_imports_rl():
-    """The self-play loop (train/rl/) sits above search/: an actor process (selfplay) plays without torch, and no
-    module of the core, the searches or the engine imports it."""
-    for layer in LAYERS:
-        for module in layer:
-            assert not any(m.startswith("messiah.train.rl") for m in project_imports(module)), module
+def test_the_rl_actors_need_no_torch():
+    """The self-play loop (train/rl/) sits above the engine (the layer test keeps it out of the engine): an actor
+    process (selfplay) plays without torch."""
     code = ("import sys, json, messiah.train.rl.selfplay, messiah.train.rl.records, messiah.train.rl.targets; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
