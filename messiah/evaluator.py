@@ -20,13 +20,14 @@ import cshogi
 import numpy as np
 import onnxruntime as ort
 
+from messiah.errors import MessiahError
 from messiah.features import FEATURE_VERSION, SHAPE, PositionArrays, board_arrays, board_planes, planes
 from messiah.moves import legal_move_indices, pad_indices
 
 _QUIET = 3  # onnxruntime log severity: errors only
 
 
-class ModelError(RuntimeError):
+class ModelError(MessiahError, RuntimeError):
     """A model file that is missing, unreadable, or not a messiah model this version can run."""
 
 

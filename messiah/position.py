@@ -13,6 +13,8 @@ import re
 
 import cshogi
 
+from messiah.errors import UserError
+
 # How many pieces of each kind a game has (a promoted piece counts as its base kind).
 PIECE_TOTALS = {"P": 18, "L": 4, "N": 4, "S": 4, "G": 4, "B": 2, "R": 2, "K": 2}
 PROMOTABLE = set("PLNSBR")
@@ -23,7 +25,7 @@ USI_MOVE = re.compile(r"[1-9][a-i][1-9][a-i]\+?|[PLNSGBR]\*[1-9][a-i]")
 DEAD_RANKS = {"P": {0}, "L": {0}, "N": {0, 1}, "p": {8}, "l": {8}, "n": {7, 8}}
 
 
-class PositionError(ValueError):
+class PositionError(UserError):
     """Text that is not a playable position, or a move that is not legal in it; the message says why."""
 
 
