@@ -1,8 +1,10 @@
 """Win rate <-> centipawns: winrate = sigmoid(a * cp + b) (METHOD.md section 5).
 
-The defaults are those fitted on the shipped teacher data (fairy-stockfish at depth 8, see
-../shared/data/README.md): 1/a = 875 cp, b = -0.08. The engine reports its score cp with ``MESSIAH``,
-fitted from its own games (``messiah fit-winrate``).
+The defaults are those fitted on the shipped teacher data's results (fairy-stockfish at depth 8, see
+../shared/data/README.md): 1/a = 875 cp, b = -0.08. The training targets made from teacher evals use the
+same scale without the bias (:func:`eval_target`): the bias is an edge of the side to move in that data's
+results, not something an eval says. The engine reports its score cp with ``MESSIAH``, fitted from its own
+games (``messiah fit-winrate``).
 """
 
 from __future__ import annotations
@@ -37,10 +39,16 @@ class WinRateScale:
         return int(round(max(-MAX_CP, min(MAX_CP, cp))))
 
 
-TEACHER = WinRateScale()  # the teacher data's curve, on which the network's training targets were made
-# messiah's score cp, calibrated on its own games: `messiah fit-winrate` on the shipped model's 200 games of
-# its shipping match (puct, byoyomi 300 ms; 6,048 positions) fitted 1/a = 907 cp, b = -0.042 to the cp it
-# printed with the previous options (769, -91), and these options make a printed cp read on the TEACHER curve
-# as the win rate those games showed (README).
+TEACHER = WinRateScale()  # the teacher data's evals against its game results, as fitted
+
+
+def eval_target(scale: float = TEACHER_SCALE) -> WinRateScale:
+    """The curve that turns an eval of ``scale`` cp per logit into a training target: sigmoid(cp / scale), no
+    bias. Pretraining (in torch), the self-play records' cp and ``messiah evaluate`` all use it."""
+    return WinRateScale(1.0 / scale, 0.0)
+
+
+# messiah's score cp, calibrated on its own games by `messiah fit-winrate` (README, "Score calibration"): these
+# options make a cp the engine prints read on the TEACHER curve as the win rate its games showed.
 MESSIAH_OPTIONS = (742, -135)  # ScoreScale, ScoreBias
 MESSIAH = WinRateScale.from_options(*MESSIAH_OPTIONS)
