@@ -1,15 +1,21 @@
 """The ONNX Runtime evaluator: a board in, a win rate for every legal move out, in one forward pass.
 
 Runs on cshogi, numpy and onnxruntime only. GPU execution providers (TensorRT, then CUDA) are used when
-the runtime offers them and the machine has the driver for them; otherwise the CPU provider is used
-without a word on stderr.
+the runtime offers them and the machine has the driver for them; on a machine without an NVIDIA driver the
+CPU provider is used without a word. When a GPU was there or asked for but onnxruntime could not load its
+libraries (CUDA, cuBLAS, cuDNN), :attr:`Evaluator.device_note` says in one line what is missing and that
+the CPU is used; the engine reports it at ``isready``, with the provider in use.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes.util
+import io
 import json
 import os
+import re
+import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -81,6 +87,51 @@ def choose_providers(device: str = "auto") -> list:
     return [*wanted, "CPUExecutionProvider"]
 
 
+# onnxruntime's words for a provider library it could not open (printed by its C++ code on stderr)
+MISSING_LIBRARY = re.compile(r"(lib[\w.+-]+?\.so[.\d]*): cannot open shared object file")
+GPU_INSTALL_HINT = ("pip install 'onnxruntime-gpu[cuda,cudnn]' brings them (README, \"Running on a GPU\")")
+
+
+def provider_name(provider: str) -> str:
+    """``CUDAExecutionProvider`` -> ``CUDA``: the name a user sees in reports."""
+    return provider.removesuffix("ExecutionProvider").replace("Tensorrt", "TensorRT")
+
+
+def _session_capturing_output(path: Path, options: ort.SessionOptions, providers: list) -> tuple[object, str]:
+    """An InferenceSession with a GPU provider, and what onnxruntime printed meanwhile. Its C++ loader says on
+    file descriptor 2 which library of a GPU provider is missing, and its Python layer prints on stdout
+    that it falls back; both are kept for the note instead of reaching a GUI, for this call only."""
+    with tempfile.TemporaryFile() as captured, contextlib.redirect_stdout(io.StringIO()) as printed:
+        saved = os.dup(2)
+        os.dup2(captured.fileno(), 2)
+        try:
+            if hasattr(ort, "preload_dlls"):  # CUDA and cuDNN from NVIDIA's pip packages, where installed
+                ort.preload_dlls(directory="")
+            session = ort.InferenceSession(str(path), options, providers=providers)
+        finally:
+            os.dup2(saved, 2)
+            os.close(saved)
+        captured.seek(0)
+        return session, captured.read().decode("utf-8", "replace") + printed.getvalue()
+
+
+def gpu_note(device: str, wanted: list, used: list[str], log: str = "") -> str | None:
+    """One line saying why a GPU that was asked for or present is not used (None when it is, or when this
+    machine has no NVIDIA driver and none was asked for: the quiet CPU case)."""
+    gpu_wanted = [provider_name(p if isinstance(p, str) else p[0]) for p in wanted[:-1]]
+    if device in ("cuda", "tensorrt") and not gpu_wanted:
+        if not any(p in ort.get_available_providers() for p in ("CUDAExecutionProvider", "TensorrtExecutionProvider")):
+            return (f"device {device}: this onnxruntime build has no GPU provider (install onnxruntime-gpu); "
+                    "using the CPU")
+        return f"device {device}: no NVIDIA driver found (libcuda); using the CPU"
+    if not gpu_wanted or any(provider_name(p) in gpu_wanted for p in used):
+        return None
+    missing = sorted(set(MISSING_LIBRARY.findall(log)))
+    what = f"missing {', '.join(missing)}" if missing else "its libraries did not load"
+    return (f"{' and '.join(gpu_wanted)} not used: {what} (onnxruntime-gpu {ort.__version__} needs CUDA and "
+            f"cuDNN; {GPU_INSTALL_HINT}); using the CPU")
+
+
 def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
                  device: str = "auto") -> tuple[ort.InferenceSession, dict]:
     """Open a messiah ONNX model of ``kind`` ("all_moves" or "scalar"); returns the session and its
@@ -92,11 +143,17 @@ def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
     options.log_severity_level = _QUIET
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
+    providers = choose_providers(device)
+    log = ""
     try:
-        session = ort.InferenceSession(str(path), options, providers=choose_providers(device))
+        if len(providers) > 1:  # a GPU provider will be tried: keep its loader's complaints for the note
+            session, log = _session_capturing_output(path, options, providers)
+        else:
+            session = ort.InferenceSession(str(path), options, providers=providers)
     except Exception as e:  # onnxruntime raises several private exception types
         raise ModelError(f"{path} is not a readable ONNX model: {e}") from None
-    meta = session.get_modelmeta().custom_metadata_map
+    meta = dict(session.get_modelmeta().custom_metadata_map)
+    meta["messiah.device_note"] = gpu_note(device, providers, session.get_providers(), log) or ""
     found = meta.get("messiah.kind")
     if found != kind:
         raise ModelError(f"{path} is not a messiah {kind} model (kind: {found})")
@@ -115,18 +172,25 @@ class Evaluator:
 
     ``threads`` is onnxruntime's intra-op thread count (0: its default, all cores). ``calls`` counts
     forward passes, ``positions`` the positions they covered, ``seconds`` the time spent in them.
+    ``provider`` names where the passes run (CUDA, TensorRT or CPU); ``device_note`` says why a GPU that
+    was asked for or present is not used (None otherwise).
     """
 
     def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
         self.session, meta = open_session(path, "all_moves", threads, device)
         self.path = Path(path) if path is not None else default_model_path()
         self.config = json.loads(meta.get("messiah.config", "{}"))
+        self.device_note: str | None = meta.pop("messiah.device_note") or None
         self.metadata = meta
         self.providers = self.session.get_providers()
         self.calls = 0
         self.positions = 0
         self.seconds = 0.0
         self._one = np.zeros((1, *SHAPE), np.float32)
+
+    @property
+    def provider(self) -> str:
+        return provider_name(self.providers[0])
 
     def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """Raw call: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M)."""

@@ -137,3 +137,44 @@ def test_providers():
     assert choose_providers("auto")[-1] == "CPUExecutionProvider"
     with pytest.raises(ValueError, match="unknown device"):
         choose_providers("tpu")
+
+
+NO_GPU = not __import__("ctypes.util").util.find_library("cuda")
+needs_no_gpu = pytest.mark.skipif(not NO_GPU, reason="an NVIDIA driver is here: the CPU fallback is not forced")
+
+
+@needs_no_gpu
+def test_a_machine_without_a_gpu_uses_the_cpu_without_a_word(capfd):
+    evaluator = Evaluator(threads=1)
+    assert evaluator.provider == "CPU" and evaluator.device_note is None
+    assert capfd.readouterr() == ("", "")
+
+
+@needs_no_gpu
+def test_asking_for_cuda_without_a_driver_says_so_in_one_line():
+    evaluator = Evaluator(threads=1, device="cuda")
+    assert evaluator.provider == "CPU"
+    note = evaluator.device_note
+    assert note is not None and "\n" not in note and "using the CPU" in note
+    assert "no NVIDIA driver" in note or "no GPU provider" in note
+
+
+@needs_no_gpu
+def test_a_gpu_provider_that_cannot_load_names_what_is_missing(monkeypatch, capfd):
+    """Force the GPU providers to be tried (as on a machine with a driver but without CUDA's libraries): the
+    model still runs, on the CPU, and one line says which libraries onnxruntime could not open; nothing of
+    onnxruntime's own complaint reaches stdout or stderr."""
+    import onnxruntime as ort
+
+    import messiah.evaluator as E
+
+    if "CUDAExecutionProvider" not in ort.get_available_providers():
+        pytest.skip("the CPU build of onnxruntime has no GPU provider to fail")
+    monkeypatch.setattr(E, "_has_library", lambda *names: True)
+    evaluator = Evaluator(threads=1)
+    assert evaluator.provider == "CPU"
+    assert evaluator.score(cshogi.Board()).best()[0] in set(cshogi.Board().legal_moves)
+    note = evaluator.device_note
+    assert note is not None and "\n" not in note and note.endswith("using the CPU")
+    assert "CUDA not used" in note and "missing lib" in note and ".so" in note
+    assert capfd.readouterr() == ("", "")
