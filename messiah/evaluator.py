@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import contextlib
 import ctypes.util
+import hashlib
 import io
 import json
 import os
@@ -172,8 +173,10 @@ class Evaluator:
 
     ``threads`` is onnxruntime's intra-op thread count (0: its default, all cores). ``calls`` counts
     forward passes, ``positions`` the positions they covered, ``seconds`` the time spent in them.
-    ``provider`` names where the passes run (CUDA, TensorRT or CPU); ``device_note`` says why a GPU that
-    was asked for or present is not used (None otherwise).
+    ``name`` is the model's version (its ``messiah.name`` metadata, else the file's name) and ``sha256`` the
+    file's hash, so that every figure can say which model made it. ``provider`` names where the passes run
+    (CUDA, TensorRT or CPU); ``device_note`` says why a GPU that was asked for or present is not used (None
+    otherwise).
     """
 
     def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
@@ -181,6 +184,9 @@ class Evaluator:
         self.path = Path(path) if path is not None else default_model_path()
         self.config = json.loads(meta.get("messiah.config", "{}"))
         self.device_note: str | None = meta.pop("messiah.device_note") or None
+        self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
+        # the model's version (CHANGELOG.md names each shipped one); a model without one goes by its file
+        self.name = meta.get("messiah.name") or self.path.stem
         self.metadata = meta
         self.providers = self.session.get_providers()
         self.calls = 0
@@ -191,6 +197,10 @@ class Evaluator:
     @property
     def provider(self) -> str:
         return provider_name(self.providers[0])
+
+    def describe(self) -> str:
+        """The model and where it runs, in one line: ``m3 (sha256 6a809102) on CPU``."""
+        return f"{self.name} (sha256 {self.sha256[:8]}) on {self.provider}"
 
     def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """Raw call: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M)."""
