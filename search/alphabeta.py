@@ -29,6 +29,7 @@ from messiah.evaluator import Evaluator
 from messiah.search.base import (
     DRAW,
     MATE,
+    MATE_NODES,
     MATE_STEP,
     MAX_PLY,
     REPETITION_LOOKBACK,
@@ -44,6 +45,7 @@ from messiah.search.base import (
     terminal_value,
     win_in,
 )
+from messiah.search.timeman import Clock
 
 EXACT, LOWER, UPPER = 0, 1, 2
 ASPIRATION = 0.03  # half-width of the root window, in win rate
@@ -53,6 +55,7 @@ VERIFY_MOVES = 3  # captures/checks at the horizon verified by one more forward 
 OBVIOUS_GAP = 0.15  # Q lead of the best root move over the second that makes it obvious (with no changes)
 DEFAULT_DEPTH = 3  # when no limit is given at all
 MAX_DEPTH = 64
+HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
 
 
 def value_to_tt(value: float, ply: int) -> float:
@@ -87,7 +90,7 @@ class AlphaBeta(Searcher):
     name = "alphabeta"
 
     def __init__(self, evaluator: Evaluator, hash_entries: int = 1 << 20, quiescence: bool = True,
-                 mate_nodes: int = 20_000):
+                 mate_nodes: int = MATE_NODES):
         super().__init__(evaluator, mate_nodes)
         self.hash_entries = hash_entries
         self.quiescence = quiescence
@@ -102,15 +105,19 @@ class AlphaBeta(Searcher):
         super().new_game()
         self.tt.clear()
 
+    def set_hash(self, megabytes: int) -> None:
+        """The evaluation cache gets half of USI_Hash, the transposition table the other half."""
+        super().set_hash(megabytes)
+        self.hash_entries = max(1, megabytes * 2**20 // 2 // HASH_ENTRY_BYTES)
+        while len(self.tt) > self.hash_entries:
+            del self.tt[next(iter(self.tt))]
+
     def hashfull(self) -> int:
         """Permille of the transposition table in use (USI's hashfull)."""
         return min(1000, len(self.tt) * 1000 // self.hash_entries)
 
-    def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
-        trivial = self._trivial(board, limits, info)
-        if trivial is not None:
-            return trivial
-        self.limits, self.nodes, self.seldepth = limits, 0, 0
+    def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
+        self.limits, self.clock, self.nodes, self.seldepth = limits, clock, 0, 0
         evals0 = self.cache.evaluations
         scores = self.cache.get(board)
         order = np.argsort(-scores.q, kind="stable")
@@ -118,14 +125,14 @@ class AlphaBeta(Searcher):
         # (value, pv) per line, best first; depth 1 is the network's own ranking
         lines = [(float(scores.q[i]), [int(scores.moves[i])]) for i in order[:count]]
         depth_done, changes = 1, 0.0
-        no_limit = limits.nodes is None and limits.movetime is None and limits.stop is None
+        no_limit = limits.nodes is None and not clock.bounded()
         max_depth = limits.depth or (DEFAULT_DEPTH if no_limit else MAX_DEPTH)
         gap = float(scores.q[order[0]] - scores.q[order[1]]) if len(order) > 1 else 1.0
 
         def result() -> SearchResult:
             value, pv = lines[0]
             return SearchResult(pv[0], clamp(value), mate_plies(value), pv, self.nodes, depth_done,
-                                max(self.seldepth, depth_done), self.cache.evaluations - evals0, limits.elapsed(),
+                                max(self.seldepth, depth_done), self.cache.evaluations - evals0, clock.elapsed(),
                                 [(clamp(v), mate_plies(v), p) for v, p in lines] if count > 1 else [])
 
         if info:
@@ -155,7 +162,7 @@ class AlphaBeta(Searcher):
             if mate_plies(best) is not None and mate_plies(best) <= depth:
                 break  # a proven result does not change with depth
             obvious = changes == 0 and gap >= OBVIOUS_GAP
-            if limits.past_optimum(limits.obvious if obvious else 1.0 + (limits.unstable - 1.0) * min(changes, 1.0)):
+            if clock.past_optimum(clock.obvious if obvious else 1.0 + (clock.unstable - 1.0) * min(changes, 1.0)):
                 break
         return result()
 
@@ -178,7 +185,7 @@ class AlphaBeta(Searcher):
                 return v, self.pv[0]
 
     def _check_limits(self) -> None:
-        if self.limits.out_of_time() or (self.limits.nodes is not None and self.nodes >= self.limits.nodes):
+        if self.clock.out_of_time() or (self.limits.nodes is not None and self.nodes >= self.limits.nodes):
             raise _Abort
 
     def _negamax(self, board: cshogi.Board, depth: int, alpha: float, beta: float, ply: int) -> float:

@@ -1,4 +1,5 @@
-"""What every search shares: limits, results, the value scale, the rules that end a line, mate search.
+"""What every search shares: the request (limits), results, the USI options a search declares, the value scale,
+the rules that end a line, mate search.
 
 Values are win rates for the side to move (0 loss, 0.5 draw, 1 win), and the opponent's view of a
 value v is ``1 - v`` (negamax on the win-rate scale). Proven results lie outside [0, 1] so that they
@@ -8,16 +9,15 @@ more) and the loss is ``1 -`` that.
 
 from __future__ import annotations
 
-import threading
-import time
 from abc import ABC, abstractmethod
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 import cshogi
 
 from messiah.evaluator import Evaluator, MoveScores
+from messiah.search.timeman import Clock
 
 MATE = 2.0
 MATE_STEP = 1e-3
@@ -75,43 +75,15 @@ def terminal_value(board: cshogi.Board, ply: int, draw_ply: int = 0) -> float | 
     return None
 
 
-# Time-management factors applied to Limits.optimum (defaults of Limits.obvious and Limits.unstable; the USI
-# options TimeObvious and TimeUnstable set them). Tuned by `messiah tune` with TimeHorizon at a Fischer clock
-# (README); the reasoned values were 0.4 and 2.0.
-OBVIOUS = 0.54  # the best move has not changed and is far ahead of the rest
-UNSTABLE = 3.8  # the best move changed in the last iteration(s)
-
-
-@dataclass
+@dataclass(frozen=True)
 class Limits:
-    """When to stop. Any of them may be None; with none set, a search stops at ``depth`` 1 or
-    ``DEFAULT_NODES`` nodes, whichever its kind uses."""
+    """What a search was asked for (go's nodes, depth, movetime): pure data. Any may be None; with none set
+    and no clock that can end it, a search stops at its own small default (alpha-beta's ``DEFAULT_DEPTH``, the
+    bandit searches' ``DEFAULT_NODES``). The running move's time is a :class:`search.timeman.Clock`."""
 
     nodes: int | None = None
     depth: int | None = None
-    movetime: float | None = None  # seconds: the hard limit
-    stop: threading.Event | None = None
-    start: float = field(default_factory=time.perf_counter)
-    # seconds a move should take in a timed game (None: use all of movetime). A search stops past
-    # optimum * its own stability factor: sooner when the best move is obvious, later when it keeps changing.
-    optimum: float | None = None
-    # seconds always searched, however obvious the move: byoyomi not used is lost
-    minimum: float = 0.0
-    obvious: float = OBVIOUS  # stability factor of an obvious best move
-    unstable: float = UNSTABLE  # stability factor of a best move that keeps changing
-
-    def out_of_time(self) -> bool:
-        if self.stop is not None and self.stop.is_set():
-            return True
-        return self.movetime is not None and time.perf_counter() - self.start >= self.movetime
-
-    def elapsed(self) -> float:
-        return time.perf_counter() - self.start
-
-    def past_optimum(self, factor: float) -> bool:
-        """Whether a search whose best move has stability ``factor`` (1 normal, <1 obvious, >1 unstable)
-        has used its share of the time."""
-        return self.optimum is not None and self.elapsed() >= max(self.minimum, self.optimum * factor)
+    movetime: float | None = None  # seconds, a hard limit: the clock of a search given no clock of its own
 
 
 # The root's df-pn in a timed move: cshogi's df-pn searches about 250k nodes a second on one core here.
@@ -175,6 +147,12 @@ class EvalCache:
         if len(self.entries) > self.max_entries:
             self.entries.popitem(last=False)
 
+    def resize(self, max_entries: int) -> None:
+        """Keep at most ``max_entries`` answers, the least recently used leaving first."""
+        self.max_entries = max_entries
+        while len(self.entries) > max_entries:
+            self.entries.popitem(last=False)
+
     def clear(self) -> None:
         self.entries.clear()
 
@@ -204,60 +182,113 @@ def root_mate(board: cshogi.Board, max_nodes: int) -> list[int] | None:
     return list(dfpn.get_pv(board)) or None  # a proof without its line is no mate we can report
 
 
+@dataclass(frozen=True)
+class SearchOption:
+    """A USI spin option a search takes: its USI ``name``, the constructor ``argument`` it sets, that argument's
+    ``default``, the USI range ``low``..``high``, and ``scale``: the USI integer is the argument times this (PuctC
+    is c in hundredths). The engine's option table is made of these (:func:`messiah.search.search_options`)."""
+
+    name: str
+    argument: str
+    default: float
+    low: int
+    high: int
+    scale: int = 1
+
+    @property
+    def usi_default(self) -> int:
+        return round(self.default * self.scale)
+
+    def argument_value(self, usi: int) -> float:
+        """The constructor argument the USI integer ``usi`` stands for."""
+        return usi / self.scale if self.scale != 1 else usi
+
+
+MATE_NODES = 20_000  # df-pn nodes at the root of a search: a fraction of a second (DFPN_NODES_PER_SECOND)
+CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
+
+
 class Searcher(ABC):
-    """A search over the evaluator's move scores. Subclasses set ``name`` and implement ``search``."""
+    """A search over the evaluator's move scores. Subclasses set ``name`` and ``options`` (the USI options they
+    take: these and their own) and implement ``_search``."""
 
     name: str = ""
+    options: tuple[SearchOption, ...] = (SearchOption("MateNodes", "mate_nodes", MATE_NODES, 0, 10_000_000),)
 
-    def __init__(self, evaluator: Evaluator, mate_nodes: int = 20_000):
+    def __init__(self, evaluator: Evaluator, mate_nodes: int = MATE_NODES):
         self.cache = EvalCache(evaluator)
         self.mate_nodes = mate_nodes
         self.multipv = 1  # principal variations reported (USI MultiPV); the best move is the first's
         self.draw_ply = 0  # a game still going after this many plies is a draw (0: no limit)
 
+    @classmethod
+    def from_usi(cls, evaluator: Evaluator, values: Mapping[str, int]) -> Searcher:
+        """This search with the values of the USI options it declares (name -> the integer USI has; one left
+        out keeps its default); other names in ``values`` are not this search's and are left alone."""
+        return cls(evaluator, **{o.argument: o.argument_value(values[o.name]) for o in cls.options if o.name in values})
+
+    def search(self, board: cshogi.Board, limits: Limits = Limits(), info: InfoCallback | None = None,
+               clock: Clock | None = None) -> SearchResult:
+        """Search ``board`` (left as it was) within ``limits`` and ``clock`` (the running move's time; without
+        one, ``limits.movetime`` is the hard limit); ``info`` gets progress reports."""
+        if clock is None:
+            clock = Clock.hard(limits.movetime)
+        elif limits.movetime is not None:
+            raise ValueError("give a search its time as limits.movetime or as a clock, not both")
+        trivial = self._trivial(board, clock, info)
+        if trivial is not None:
+            return trivial
+        return self._search(board, limits, clock, info)
+
     @abstractmethod
-    def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
-        """Search ``board`` (left as it was) within ``limits``; ``info`` gets progress reports."""
+    def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
+        """The search proper, once :meth:`_settled` has found no result without one."""
 
     def new_game(self) -> None:
         self.cache.clear()
+
+    def set_hash(self, megabytes: int) -> None:
+        """Size the tables from USI_Hash: the evaluation cache gets half, and the other half is left for what
+        the search keeps beside it (alpha-beta's transposition table; the bandit searches' tree)."""
+        self.cache.resize(max(1, megabytes * 2**20 // 2 // CACHE_ENTRY_BYTES))
 
     def hashfull(self) -> int:
         """Permille of the evaluation cache in use (USI's hashfull); alpha-beta reports its table instead."""
         return min(1000, len(self.cache.entries) * 1000 // max(1, self.cache.max_entries))
 
-    def root_mate_nodes(self, limits: Limits) -> int:
+    def root_mate_nodes(self, clock: Clock) -> int:
         """df-pn nodes for the root: ``mate_nodes``, but in a timed move never more than ROOT_MATE_SHARE of
         its time (df-pn cannot be interrupted; a fixed budget drained a short clock move by move)."""
-        seconds = limits.optimum if limits.optimum is not None else limits.movetime
+        budget = clock.budget
+        seconds = budget.optimum if budget.optimum is not None else budget.maximum
         if seconds is None:
             return self.mate_nodes
         return min(self.mate_nodes, int(ROOT_MATE_SHARE * seconds * DFPN_NODES_PER_SECOND))
 
-    def _trivial(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult | None:
+    def _trivial(self, board: cshogi.Board, clock: Clock, info: InfoCallback | None = None) -> SearchResult | None:
         """The result without searching, if there is one; a move found so is reported through ``info`` like
         any other (what the engine plays, it has said)."""
-        result = self._settled(board, limits)
+        result = self._settled(board, clock)
         if result is not None and result.bestmove and info is not None:
             info(result)
         return result
 
-    def _settled(self, board: cshogi.Board, limits: Limits) -> SearchResult | None:
+    def _settled(self, board: cshogi.Board, clock: Clock) -> SearchResult | None:
         """The result without searching: no legal move, a forced mate, or the only legal move in a timed
         game."""
         start_evals = self.cache.evaluations
         if board.is_game_over():
-            return SearchResult(0, 0.0, 0, [], 1, 0, 0, 0, limits.elapsed())
+            return SearchResult(0, 0.0, 0, [], 1, 0, 0, 0, clock.elapsed())
         if board.is_nyugyoku():
             return None  # the USI layer declares; the search itself plays on
-        if limits.optimum is not None and self.multipv == 1:
+        if clock.budget.optimum is not None and self.multipv == 1:
             legal = list(board.legal_moves)
             if len(legal) == 1:
                 return SearchResult(legal[0], self.cache.get(board).value(), None, legal, 1, 1, 1,
-                                    self.cache.evaluations - start_evals, limits.elapsed())
+                                    self.cache.evaluations - start_evals, clock.elapsed())
         mate1 = mate_in_one(board)
-        pv = [mate1] if mate1 else root_mate(board, self.root_mate_nodes(limits))
+        pv = [mate1] if mate1 else root_mate(board, self.root_mate_nodes(clock))
         if pv:
             return SearchResult(pv[0], 1.0, len(pv), pv, 1, len(pv), len(pv),
-                                self.cache.evaluations - start_evals, limits.elapsed())
+                                self.cache.evaluations - start_evals, clock.elapsed())
         return None

@@ -24,9 +24,11 @@ import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.search.base import (
+    MATE_NODES,
     InfoCallback,
     Limits,
     Searcher,
+    SearchOption,
     SearchResult,
     clamp,
     has_opponent_king,
@@ -34,6 +36,7 @@ from messiah.search.base import (
     mate_in_one,
     terminal_value,
 )
+from messiah.search.timeman import Clock
 
 DEFAULT_NODES = 800  # playouts when no limit is given
 LEAF_MATE_NODES = 64  # df-pn budget at each new node: ~60 us, a sixth of a forward pass on a CPU
@@ -41,14 +44,16 @@ INFO_EVERY = 0.5  # seconds between progress reports
 MAX_PV = 64  # moves of a principal variation
 VIRTUAL_LOSS = 1
 UCB1_C = 0.3  # ucb1's exploration constant (win-rate units), reasoned, not yet tuned
-# PUCT's exploration constant and its prior's temperature softmax(Q / T) (win-rate units), by `messiah tune`
-# (README, "Search constants by self-play"): 0.5 and 0.024 beat the earlier 1.5 and 0.05 17-3 at byoyomi 300
-# and again at byoyomi 1000. A smaller T trusts the one-pass move scores more; a smaller c explores less.
+# PUCT's exploration constant and its prior's temperature softmax(Q / T) (win-rate units): tuned by `messiah
+# tune` and confirmed against the earlier 1.5 and 0.05 by matches (docs/search.md, "PUCT's constants"). A
+# smaller T trusts the one-pass move scores more; a smaller c explores less.
 PUCT_C = 0.5
 PUCT_TEMPERATURE = 0.024
-# Leaves gathered under virtual loss per forward pass in the engine (USI BatchSize): 8 beat 1 30-16 at
-# byoyomi 300 on one CPU thread, as a batch of 8 scores 31% more positions a second (README).
-ENGINE_BATCH_SIZE = 8
+# Leaves gathered under virtual loss per forward pass (USI BatchSize): a batch scores more positions a second
+# on one CPU thread, and it won matches against one leaf at a time (docs/search.md, "BatchSize, int8 and fp16
+# models").
+BATCH_SIZE = 8
+BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
@@ -87,8 +92,8 @@ class Node:
 class BanditSearch(Searcher):
     """The shared tree; subclasses give the selection score."""
 
-    def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = 1,
-                 mate_nodes: int = 20_000, leaf_mate_nodes: int = LEAF_MATE_NODES):
+    def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
+                 mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
         super().__init__(evaluator, mate_nodes)
         self.c = c
         self.prior_visits = prior_visits
@@ -139,19 +144,16 @@ class BanditSearch(Searcher):
             frontier = [child for node in frontier for child in node.children.values()]
         return None
 
-    def search(self, board: cshogi.Board, limits: Limits, info: InfoCallback | None = None) -> SearchResult:
-        trivial = self._trivial(board, limits, info)
-        if trivial is not None:
-            return trivial
+    def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
         root = self._find_reusable(board)
         if root is None:
             root = self._new_node(board, self.cache.get(board), 0)
         root.terminal = None  # the root is searched, whatever its mate-in-one flag says
         self.root = root
-        no_limit = limits.nodes is None and limits.movetime is None and limits.depth is None and limits.stop is None
+        no_limit = limits.nodes is None and limits.depth is None and not clock.bounded()
         budget = DEFAULT_NODES if no_limit else limits.nodes
-        playouts, seldepth, last_info = 0, 0, limits.elapsed()
+        playouts, seldepth, last_info = 0, 0, clock.elapsed()
 
         def result() -> SearchResult:
             pv = self._pv(root)
@@ -162,11 +164,11 @@ class BanditSearch(Searcher):
             else:
                 winrate, mate = float(mean[best]), None
             return SearchResult(pv[0], winrate, mate, pv, playouts, len(pv), max(seldepth, len(pv)),
-                                self.cache.evaluations - evals0, limits.elapsed(),
+                                self.cache.evaluations - evals0, clock.elapsed(),
                                 self._lines(root, mean) if self.multipv > 1 else [])
 
         while budget is None or playouts < budget:
-            if limits.out_of_time() or root.terminal is not None:
+            if clock.out_of_time() or root.terminal is not None:
                 break
             if limits.depth is not None and (seldepth >= limits.depth or playouts >= DEFAULT_NODES * limits.depth):
                 break  # the tree has reached the asked depth (or cannot: every line ends before it)
@@ -174,10 +176,10 @@ class BanditSearch(Searcher):
             depth, done = self._simulate_batch(root, board, want)
             playouts += done
             seldepth = max(seldepth, depth)
-            if limits.past_optimum(self._stability(root, limits)):
+            if clock.past_optimum(self._stability(root, clock)):
                 break
-            if info and limits.elapsed() - last_info >= INFO_EVERY:
-                last_info = limits.elapsed()
+            if info and clock.elapsed() - last_info >= INFO_EVERY:
+                last_info = clock.elapsed()
                 info(result())
         out = result()
         if info:
@@ -198,13 +200,13 @@ class BanditSearch(Searcher):
         return lines
 
     @staticmethod
-    def _stability(root: Node, limits: Limits) -> float:
+    def _stability(root: Node, clock: Clock) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
         best = int(np.argmax(root.n))
         if root.n[best] >= OBVIOUS_SHARE * root.n.sum():
-            return limits.obvious
-        return 1.0 if best == int(np.argmax(root.w / root.n)) else limits.unstable
+            return clock.obvious
+        return 1.0 if best == int(np.argmax(root.w / root.n)) else clock.unstable
 
     def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> tuple[int, int]:
         """Run ``count`` simulations whose leaves are scored in one forward pass. A simulation that selects a
@@ -322,9 +324,10 @@ class Ucb1(BanditSearch):
     """UCB1: mean + c * sqrt(ln N / n), children starting from one virtual visit at their Q."""
 
     name = "ucb1"
+    options = (*Searcher.options, BATCH_OPTION, SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
 
-    def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = 1.0, batch_size: int = 1,
-                 mate_nodes: int = 20_000, leaf_mate_nodes: int = LEAF_MATE_NODES):
+    def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = 1.0,
+                 batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)
 
     def selection(self, node: Node) -> np.ndarray:
@@ -336,9 +339,11 @@ class Puct(BanditSearch):
     """PUCT with P = softmax(Q / temperature): the move scores as a policy prior."""
 
     name = "puct"
+    options = (*Searcher.options, BATCH_OPTION, SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
+               SearchOption("PuctTemperature", "temperature", PUCT_TEMPERATURE, 1, 10000, scale=1000))
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
-                 prior_visits: float = 1.0, batch_size: int = 1, mate_nodes: int = 20_000,
+                 prior_visits: float = 1.0, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
                  leaf_mate_nodes: int = LEAF_MATE_NODES):
         self.temperature = temperature
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)

@@ -6,13 +6,14 @@ mate-in-three problem must be found by the search itself within 3 plies (alpha-b
 
 import random
 import threading
+from dataclasses import dataclass
 
 import cshogi
 import pytest
 
 from messiah.evaluator import Evaluator
 from messiah.paths import SHARED_DATA
-from messiah.search import SEARCHERS, Limits, make_searcher
+from messiah.search import SEARCHERS, Clock, Limits, TimeBudget, make_searcher
 from messiah.search.base import DRAW, mate_plies, terminal_value, win_in
 
 DATA = SHARED_DATA
@@ -123,7 +124,7 @@ def test_limits_are_obeyed(evaluator, name):
     assert result.elapsed < 1.0
     stop = threading.Event()
     stop.set()
-    assert searcher.search(board, Limits(stop=stop)).bestmove in set(board.legal_moves)  # stopped at once
+    assert searcher.search(board, Limits(), clock=Clock(stop=stop)).bestmove in set(board.legal_moves)  # at once
     result = searcher.search(board, Limits(nodes=40))
     assert result.nodes <= 40 + 5
 
@@ -209,8 +210,8 @@ def test_unknown_search_name(evaluator):
         make_searcher("minimax", evaluator)
 
 
-class RecordingLimits(Limits):
-    """Limits that never stop on time but record each stability factor a search asks about."""
+class RecordingClock(Clock):
+    """A clock that never stops a search but records each stability factor the search asks about."""
 
     def past_optimum(self, factor: float) -> bool:
         self.factors.append(factor)
@@ -219,7 +220,7 @@ class RecordingLimits(Limits):
 
 @pytest.mark.parametrize("name", NAMES)
 def test_time_management_factors_come_from_the_limits(evaluator, name):
-    """The obvious and unstable factors are the Limits' (the USI options TimeObvious and TimeUnstable), not
+    """The obvious and unstable factors are the clock's (the USI options TimeObvious and TimeUnstable), not
     module constants: every factor a search uses is the obvious one or lies between 1 and the unstable one,
     and over a few positions each search meets a best move that keeps changing."""
     rng = random.Random(1)
@@ -228,9 +229,43 @@ def test_time_management_factors_come_from_the_limits(evaluator, name):
         board = cshogi.Board()
         for _ in range(rng.randrange(30)):
             board.push(rng.choice(list(board.legal_moves)))
-        limits = RecordingLimits(nodes=300, depth=3 if name == "alphabeta" else None, obvious=0.123, unstable=4.56)
-        limits.factors = []
-        make_searcher(name, evaluator, mate_nodes=0).search(board, limits)
-        factors += limits.factors
+        clock = RecordingClock(obvious=0.123, unstable=4.56)
+        clock.factors = []
+        limits = Limits(nodes=300, depth=3 if name == "alphabeta" else None)
+        make_searcher(name, evaluator, mate_nodes=0).search(board, limits, clock=clock)
+        factors += clock.factors
     assert factors and all(f == 0.123 or 1.0 <= f <= 4.56 for f in factors)
     assert max(factors) == pytest.approx(4.56)
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_ponderhit_in_the_middle_of_a_poll_is_never_seen_by_half(evaluator, name):
+    """ponderhit comes on the protocol thread while the search thread polls the clock. Here it lands at the
+    worst moment, as a poll reads the budget's minimum. Neither budget is past its optimum (the first's optimum
+    and the second's minimum are an hour away), but the first's minimum with the second's optimum (an hour ago)
+    is: a search that judged by half of each would stop at its first poll, short of its 300 nodes."""
+    hour = 3600.0
+    clock = Clock()
+
+    @dataclass(frozen=True)
+    class PonderhitWhileRead(TimeBudget):
+        def __getattribute__(self, field: str):
+            if field == "minimum" and clock.budget is self:
+                clock.ponderhit(TimeBudget(minimum=hour, optimum=-hour, maximum=2 * hour))
+            return super().__getattribute__(field)
+
+    clock.budget = PonderhitWhileRead(minimum=0.0, optimum=hour, maximum=2 * hour)
+    result = make_searcher(name, evaluator, mate_nodes=0).search(cshogi.Board(), Limits(nodes=300), clock=clock)
+    assert clock.budget.minimum >= hour, "the ponderhit did not happen: the test tests nothing"
+    assert result.nodes >= 300
+
+
+def test_a_plain_movetime_is_a_hard_limit_and_a_clock_replaces_it(evaluator):
+    """Limits(movetime=...) alone stops the search at that time; the engine gives its time as a clock instead,
+    and both at once are refused rather than one silently ignored."""
+    board = cshogi.Board()
+    searcher = make_searcher("puct", evaluator, mate_nodes=0)
+    assert 0.2 <= searcher.search(board, Limits(movetime=0.2)).elapsed < 0.6
+    assert 0.2 <= searcher.search(board, Limits(), clock=Clock.hard(0.2)).elapsed < 0.6
+    with pytest.raises(ValueError, match="not both"):
+        searcher.search(board, Limits(movetime=0.2), clock=Clock.hard(0.2))

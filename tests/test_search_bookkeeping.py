@@ -12,7 +12,7 @@ import pytest
 from test_search import problems
 
 from messiah.evaluator import Evaluator
-from messiah.search import SEARCHERS, Limits, SearchResult, make_searcher
+from messiah.search import SEARCHERS, Clock, Limits, SearchResult, make_searcher
 from messiah.search.alphabeta import AlphaBeta
 from messiah.search.base import clamp
 
@@ -142,7 +142,7 @@ def test_a_stopped_aspiration_research_reports_no_bound(evaluator):
     stop = threading.Event()
     searcher = StoppedAtFailedPass(evaluator, stop)
     reports: list[SearchResult] = []
-    result = searcher.search(cshogi.Board(), Limits(depth=4, stop=stop), reports.append)
+    result = searcher.search(cshogi.Board(), Limits(depth=4), reports.append, Clock(stop=stop))
     assert searcher.failed is not None, "no pass failed: the test needs another position"
     complete = next(r for r in reports if r.depth == result.depth)
     assert (result.winrate, result.pv) == (complete.winrate, complete.pv), (searcher.failed, result.winrate)

@@ -10,7 +10,9 @@ import cshogi
 import pytest
 from cshogi.usi import Engine
 
-from messiah.engine.usi import OPTIONS, TimeBudget, UsiEngine, parse_position, think_time
+from messiah.engine.options import OPTIONS
+from messiah.engine.timeman import TimeBudget, think_time
+from messiah.engine.usi import UsiEngine, parse_position
 from messiah.paths import SHARED_DATA
 from messiah.position import PositionError
 from messiah.winrate import MESSIAH
@@ -135,16 +137,35 @@ def test_go_infinite_answers_stop_promptly_and_once():
     assert len(bestmoves(out)) == 1
 
 
-def test_ponder_then_ponderhit_becomes_a_timed_search():
+def test_ponderhit_gives_the_move_the_time_of_the_same_go_counted_from_the_ponderhit():
+    """A ponder search has no clock; ponderhit gives it what the go would have had without ponder, from then.
+    Byoyomi 500: all of it but the 50 ms margin (unused byoyomi is lost), so bestmove comes 0.45 s later."""
     e, out = engine()
     e.handle("isready")
     e.handle("position startpos moves 7g7f 3c3d")
     e.handle("go ponder byoyomi 500")
     time.sleep(0.3)
-    assert bestmoves(out) == []
+    assert bestmoves(out) == [] and e._clock.budget == TimeBudget()
+    hit = time.perf_counter()
     e.handle("ponderhit")
     e._thread.join(5)
+    took = time.perf_counter() - hit
     assert len(bestmoves(out)) == 1
+    assert 0.45 <= took < 0.45 + 0.5, took
+    # With a main time: black at ply 3 shares 60 s over the 64.5 of its moves expected before ply 132, and a
+    # move whose best move keeps changing may take four shares; both counted from the ponderhit.
+    e.handle("go ponder btime 60000 wtime 60000")
+    time.sleep(0.2)
+    clock = e._clock
+    before = clock.elapsed()
+    e.handle("ponderhit")
+    after = clock.elapsed()
+    budget = clock.budget
+    assert before <= budget.minimum <= after
+    assert budget.optimum - budget.minimum == pytest.approx(60 / 64.5)
+    assert budget.maximum - budget.minimum == pytest.approx(4 * 60 / 64.5)
+    e.handle("stop")
+    assert len(bestmoves(out)) == 2
 
 
 @pytest.mark.parametrize("search", ["alphabeta", "ucb1", "puct"])
@@ -240,11 +261,11 @@ def test_time_management_options_reach_the_clock_and_the_search():
                  "position startpos"):
         e.handle(line)
     go(e, "go btime 70000 wtime 70000")  # ply 1: 49.5 of ours expected before ply 100
-    assert e._limits.optimum == pytest.approx(70 / 49.5)
-    assert (e._limits.obvious, e._limits.unstable) == (0.25, 3.0)
+    assert e._clock.budget.optimum == pytest.approx(70 / 49.5)
+    assert (e._clock.obvious, e._clock.unstable) == (0.25, 3.0)
     e.handle("setoption name TimeMinMovesToGo value 70")
     go(e, "go btime 70000 wtime 70000")
-    assert e._limits.optimum == pytest.approx(1.0) and len(bestmoves(out)) == 2
+    assert e._clock.budget.optimum == pytest.approx(1.0) and len(bestmoves(out)) == 2
 
 
 def test_a_byoyomi_move_comes_within_its_time():

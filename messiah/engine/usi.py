@@ -1,7 +1,8 @@
 """The USI engine (``messiah-usi``, or ``messiah usi``).
 
-The search is chosen by the ``Search`` option (alpha-beta, UCB1, PUCT) and runs on a worker thread, so
-``stop``, ``ponderhit`` and ``isready`` are answered while it thinks. Whatever a GUI or a user sends, the
+The search is chosen by the ``Search`` option (alpha-beta, UCB1, PUCT); what the options make is built by
+:class:`messiah.engine.engine.Engine`, as every tool that plays builds it. The search runs on a worker thread,
+so ``stop``, ``ponderhit`` and ``isready`` are answered while it thinks. Whatever a GUI or a user sends, the
 engine answers and lives on: a line it cannot use gets an ``info string`` saying why and the previous state
 stays; every ``go`` gets exactly one ``bestmove`` (every ``go mate`` one ``checkmate``); ``position``,
 ``go``, ``setoption`` and ``usinewgame`` sent during a search wait for its bestmove instead of being
@@ -12,168 +13,26 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
 import cshogi
 
 from messiah import __version__
+from messiah.engine.engine import Engine, load_evaluator
 from messiah.engine.mate import solve_mate
+from messiah.engine.options import INTEGER, OPTIONS, UsiError, one_line, parse_int
+from messiah.engine.timeman import TimeBudget, think_time
 from messiah.evaluator import Evaluator
 from messiah.position import PositionError, parse_position
-from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
-from messiah.search.base import OBVIOUS, UNSTABLE
-from messiah.search.mcts import ENGINE_BATCH_SIZE, PUCT_C, PUCT_TEMPERATURE, UCB1_C
-from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, WinRateScale
+from messiah.search import Clock, Limits, Searcher
 
 ENGINE_NAME = f"messiah {__version__}"
 
 __all__ = ["OPTIONS", "PositionError", "TimeBudget", "UsiEngine", "UsiError", "main", "parse_go", "parse_int",
            "parse_position", "think_time"]
-
-
-class UsiError(ValueError):
-    """A command the engine cannot carry out; the message goes to the GUI as an info string."""
-
-
-# ASCII digits only: str.isdigit() also accepts superscripts and other Unicode digits that int() refuses.
-INTEGER = re.compile(r"[+-]?[0-9]+")
-HUGE = 10**18  # numbers beyond this are clamped (int() of 4,300+ digits raises; so many means no limit)
-
-
-def parse_int(text: str, what: str) -> int:
-    """The integer ``text`` stands for, clamped to +-HUGE; UsiError naming ``what`` otherwise."""
-    if not INTEGER.fullmatch(text):
-        raise UsiError(f"{what} must be a whole number, got {text[:40]!r}")
-    digits = text.lstrip("+-")
-    value = HUGE if len(digits) > 18 else min(HUGE, int(digits))
-    return -value if text.startswith("-") else value
-
-
-def one_line(text: object, limit: int = 300) -> str:
-    """``text`` as one line of at most ``limit`` characters: what an info string can carry."""
-    words = " ".join(str(text).split())
-    return words if len(words) <= limit else words[:limit] + "..."
-
-
-@dataclass
-class Option:
-    """A USI option: ``kind`` is spin, check, combo, string or filename (a string a GUI offers a file
-    picker for)."""
-
-    kind: str
-    default: object
-    low: int = 0
-    high: int = 0
-    choices: tuple[str, ...] = ()
-
-    def declaration(self, name: str) -> str:
-        default = str(self.default).lower() if self.kind == "check" else self.default
-        text = f"option name {name} type {self.kind} default {default}"
-        if self.kind == "spin":
-            text += f" min {self.low} max {self.high}"
-        if self.kind == "combo":
-            text += "".join(f" var {c}" for c in self.choices)
-        return text
-
-    def parse(self, name: str, value: str) -> object:
-        """The option's value from ``value``; raises UsiError (the option stays unchanged)."""
-        if self.kind == "spin":
-            number = parse_int(value, name) if INTEGER.fullmatch(value) else self.low - 1
-            if not self.low <= number <= self.high:
-                raise UsiError(f"{name} must be an integer {self.low}..{self.high}, got {value[:40]!r} (unchanged)")
-            return number
-        if self.kind == "check":
-            if value not in ("true", "false"):
-                raise UsiError(f"{name} must be true or false, got {value[:40]!r} (unchanged)")
-            return value == "true"
-        if self.kind == "combo" and value not in self.choices:
-            raise UsiError(f"{name} must be one of {', '.join(self.choices)}, got {value[:40]!r} (unchanged)")
-        return value or self.default
-
-
-# ms kept back from the hard deadline of a move for the engine's own overshoot and the pipes: measured with
-# `messiah bench --latency` (README), the worst of several hundred moves was well under this.
-BYOYOMI_MARGIN = 50
-
-# Time management (sudden death, Fischer, main time before byoyomi), after YaneuraOu's and Stockfish's:
-# the main time left is shared over the moves the game is still expected to last.
-# The ply by which the main time should be spent. Tuned with TimeObvious and TimeUnstable by `messiah tune` at
-# 10 s + 0.1 s Fischer (README): 132 beat the reasoned 200, which lay well past the average game of 107-130
-# plies and ended games with two thirds of the main time unspent.
-GAME_PLY_HORIZON = 132
-MIN_MOVES_TO_GO = 20  # past the horizon a move takes about 1/20 of what is left, so the clock never runs out
-MAX_STRETCH = 4  # a hard position may take this many normal shares of the main time
-
-OPTIONS = {
-    "ModelPath": Option("filename", "<default>"),
-    "Threads": Option("spin", 1, 1, 256),
-    "Search": Option("combo", DEFAULT_SEARCH, choices=("puct", "alphabeta", "ucb1")),
-    "USI_Hash": Option("spin", 256, 1, 65536),
-    "USI_Ponder": Option("check", False),
-    "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
-    "MateNodes": Option("spin", 20000, 0, 10_000_000),  # df-pn budget at the root of a search
-    "BatchSize": Option("spin", ENGINE_BATCH_SIZE, 1, 1024),  # leaves per forward pass for ucb1/puct
-    "Ucb1C": Option("spin", round(100 * UCB1_C), 0, 1000),  # ucb1's exploration constant, in hundredths
-    "PuctC": Option("spin", round(100 * PUCT_C), 0, 10000),  # puct's exploration constant, in hundredths
-    "PuctTemperature": Option("spin", round(1000 * PUCT_TEMPERATURE), 1, 10000),  # softmax(Q / T), T in 1/1000
-    # time management with a main time (sudden death, Fischer): see think_time and search.base.Limits
-    "TimeHorizon": Option("spin", GAME_PLY_HORIZON, 1, 1000),  # the ply by which the main time should be spent
-    "TimeMinMovesToGo": Option("spin", MIN_MOVES_TO_GO, 1, 1000),  # the main time is shared over at least these
-    "TimeObvious": Option("spin", round(100 * OBVIOUS), 1, 1000),  # % of a move's share for an obvious move
-    "TimeUnstable": Option("spin", round(100 * UNSTABLE), 1, 1000),  # % of it while the best move keeps changing
-    "MultiPV": Option("spin", 1, 1, 600),
-    "NodesLimit": Option("spin", 0, 0, 10**9),  # at most this many nodes a move, whatever the clock (0: none)
-    "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
-    "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
-    "ScoreScale": Option("spin", MESSIAH_OPTIONS[0], 1, 100000),  # cp = (logit(winrate) - b) * this
-    "ScoreBias": Option("spin", MESSIAH_OPTIONS[1], -10000, 10000),  # b of that, in thousandths
-}
-HASH_ENTRY_BYTES = 256  # rough size of a transposition-table entry in Python
-CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
-
-
-@dataclass(frozen=True)
-class TimeBudget:
-    """Seconds a move may take. ``minimum``: always searched, because unused byoyomi is lost; ``optimum``:
-    a normal move's time, which the search shortens when its best move is obvious and stretches when it
-    keeps changing (search.base.Limits); ``maximum``: the hard limit, a margin before the flag falls.
-    None: no limit of that kind."""
-
-    minimum: float = 0.0
-    optimum: float | None = None
-    maximum: float | None = None
-
-
-def think_time(go: dict[str, int], turn: int, ply: int, margin_ms: int, horizon: int = GAME_PLY_HORIZON,
-               min_moves_to_go: int = MIN_MOVES_TO_GO) -> TimeBudget:
-    """The time budget of a ``go`` command's clock for the side ``turn`` at game ply ``ply``: the main time
-    left is shared over the moves still expected, half the plies to ``horizon`` but at least ``min_moves_to_go``.
-
-    The margin for the engine's overshoot and the pipes comes off the hard deadline only (never more than
-    half of the time this move has), not off every share of the clock."""
-    if "movetime" in go:
-        exact = max(0.0, go["movetime"] - min(margin_ms, go["movetime"] / 2)) / 1000
-        return TimeBudget(exact, None, exact)
-    left = go.get("btime" if turn == cshogi.BLACK else "wtime")
-    increment = max(0, go.get("binc" if turn == cshogi.BLACK else "winc", 0))
-    byoyomi = max(0, go.get("byoyomi", 0))
-    if left is None and byoyomi == 0 and increment == 0:
-        return TimeBudget()
-    left = max(0, left or 0)
-    deadline = left + increment + byoyomi  # ms until the flag falls (cshogi.cli credits the increment first)
-    hard = deadline - min(margin_ms, deadline / 2)
-    moves_to_go = max(min_moves_to_go, (horizon - ply) / 2)
-    share = left / moves_to_go
-    # Byoyomi is use-it-or-lose-it once the main time is gone (or too little to matter).
-    minimum = hard if left < byoyomi else 0.0
-    maximum = max(minimum, min(hard, MAX_STRETCH * share + increment + byoyomi))
-    optimum = min(maximum, max(minimum, share + increment + byoyomi))
-    return TimeBudget(minimum / 1000, optimum / 1000, maximum / 1000)
 
 
 # Commands that change what a search works on: sent during a search, they wait for its bestmove.
@@ -188,17 +47,21 @@ class UsiEngine:
         self._lock = threading.Lock()
         self._write = write
         self.options = {name: option.default for name, option in OPTIONS.items()}
-        self.evaluator: Evaluator | None = None
-        self.searcher = None
+        self.evaluator: Evaluator | None = None  # kept while only options the model does not depend on change
+        self.engine: Engine | None = None  # built from the options by isready or go; any setoption drops it
         self.board = cshogi.Board()
-        self.scale = MESSIAH
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._replied = threading.Event()  # set once the running go's bestmove is written
         self._pondering = False
         self._infinite = False  # go infinite: bestmove waits for stop, whatever other limit ended the search
-        self._limits = None
+        self._limits = Limits()  # the running go's request
+        self._clock: Clock | None = None  # and its clock, which ponderhit sets
         self._ponder_budget: TimeBudget | None = None
+
+    @property
+    def searcher(self) -> Searcher | None:
+        return None if self.engine is None else self.engine.searcher
 
     def write(self, text: str) -> None:
         with self._lock:
@@ -250,37 +113,16 @@ class UsiEngine:
         self.options[name] = OPTIONS[name].parse(name, value)
         if name in ("ModelPath", "Threads"):
             self.evaluator = None
-        self.searcher = None
+        self.engine = None
 
-    def _load(self) -> Evaluator:
+    def _load(self) -> Engine:
+        """The engine of the current options (messiah.engine.engine), built when an option changed."""
         if self.evaluator is None:
-            path = None if self.options["ModelPath"] == "<default>" else self.options["ModelPath"]
-            try:
-                self.evaluator = Evaluator(path, threads=self.options["Threads"])
-                self.evaluator.score(cshogi.Board())  # warm up
-            except Exception as e:  # noqa: BLE001 - ModelError, and what a path can raise (too long, a dir)
-                self.evaluator = None
-                raise UsiError(f"cannot load the model: {one_line(e)}") from None
-            self.searcher = None
-        if self.searcher is None:
-            half = self.options["USI_Hash"] * 2**20 // 2  # the table gets half, the evaluation cache half
-            extra: dict[str, float] = {"hash_entries": half // HASH_ENTRY_BYTES}
-            if self.options["Search"] == "ucb1":
-                extra = {"batch_size": self.options["BatchSize"], "c": self.options["Ucb1C"] / 100}
-            elif self.options["Search"] == "puct":
-                extra = {"batch_size": self.options["BatchSize"], "c": self.options["PuctC"] / 100,
-                         "temperature": self.options["PuctTemperature"] / 1000}
-            self.searcher = make_searcher(self.options["Search"], self.evaluator,
-                                          mate_nodes=self.options["MateNodes"], **extra)
-            self.searcher.cache.max_entries = max(1, half // CACHE_ENTRY_BYTES)
-            # A tiny search now compiles (numba) what the first timed move would otherwise compile on its
-            # clock: on a fresh install that made the first byoyomi move 240 ms late.
-            self.searcher.search(cshogi.Board(), Limits(nodes=2))
-            self.searcher.new_game()
-        self.searcher.multipv = self.options["MultiPV"]
-        self.searcher.draw_ply = self.options["MaxMovesToDraw"]
-        self.scale = WinRateScale.from_options(self.options["ScoreScale"], self.options["ScoreBias"])
-        return self.evaluator
+            self.evaluator = load_evaluator(self.options)
+            self.engine = None
+        if self.engine is None:
+            self.engine = Engine(self.options, self.evaluator)
+        return self.engine
 
     def cmd_isready(self, args: list[str]) -> None:
         if not self._searching():
@@ -291,8 +133,8 @@ class UsiEngine:
         self.write("readyok")
 
     def cmd_usinewgame(self, args: list[str]) -> None:
-        if self.searcher is not None:
-            self.searcher.new_game()
+        if self.engine is not None:
+            self.engine.searcher.new_game()
 
     def cmd_position(self, args: list[str]) -> None:
         try:
@@ -319,26 +161,19 @@ class UsiEngine:
             self._start(self._mate, board, deadline)
             return
         try:
-            self._load()
+            engine = self._load()
         except UsiError as e:
             self.write(f"info string error: {e}")
             self._reply("bestmove resign")
             return
-        budget = think_time(go, board.turn, board.move_number, self.options["ByoyomiMargin"],
-                            self.options["TimeHorizon"], self.options["TimeMinMovesToGo"])
-        endless = self._infinite or self._pondering
+        budget = engine.budget(go, board)
+        endless = self._infinite or self._pondering  # the clock starts at ponderhit, or never
         self._ponder_budget = budget if self._pondering else None
-        nodes = go.get("nodes")
-        if self.options["NodesLimit"]:  # fixed-node matches: the same work per move whatever the machine's load
-            nodes = min(nodes or self.options["NodesLimit"], self.options["NodesLimit"])
-        limits = Limits(nodes=nodes, depth=go.get("depth"), stop=self._stop,
-                        obvious=self.options["TimeObvious"] / 100, unstable=self.options["TimeUnstable"] / 100)
-        if not endless:
-            limits.minimum, limits.optimum, limits.movetime = budget.minimum, budget.optimum, budget.maximum
-            if limits.nodes is None and limits.depth is None and limits.movetime is None:
-                limits.depth = 1  # no usable limit and not infinite: the network's own best move
-        self._limits = limits
-        self._start(self._search, board, limits)
+        limits = engine.limits(go)
+        if not endless and limits.nodes is None and limits.depth is None and budget.maximum is None:
+            limits = Limits(depth=1)  # no usable limit and not infinite: the network's own best move
+        self._limits, self._clock = limits, engine.clock(TimeBudget() if endless else budget, self._stop)
+        self._start(self._search, engine, board, limits, self._clock)
 
     def _start(self, target: Callable, *args) -> None:
         self._thread = threading.Thread(target=target, args=args, daemon=True)
@@ -364,42 +199,43 @@ class UsiEngine:
             self.write(f"info string error: go mate failed: {type(e).__name__}: {one_line(e)}")
         self._reply(answer)
 
-    def _search(self, board: cshogi.Board, limits) -> None:
+    def _search(self, engine: Engine, board: cshogi.Board, limits: Limits, clock: Clock) -> None:
         """Worker thread: search, report, wait out a ponder or infinite search, print bestmove once."""
         reply = "bestmove resign"
         try:
             if board.is_nyugyoku():
                 reply = "bestmove win"
             elif not board.is_game_over():
-                result = self.searcher.search(board, limits, self._info)
-                if result.bestmove and self.scale.to_cp(result.winrate) <= -self.options["ResignValue"]:
+                result = engine.searcher.search(board, limits, lambda r: self._info(engine, r), clock)
+                if result.bestmove and engine.scale.to_cp(result.winrate) <= -engine.settings["ResignValue"]:
                     reply = "bestmove resign"
                 elif result.bestmove:
                     ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
                     reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}"
         except Exception as e:  # noqa: BLE001 - the engine must answer go whatever happens
             self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")
-            reply = self._fallback_move(board)
+            reply = self._fallback_move(engine.searcher, board)
         # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit, whatever the answer
         while (self._pondering or self._infinite) and not self._stop.is_set():
             self._stop.wait(0.01)
         self._reply(reply)
 
-    def _fallback_move(self, board: cshogi.Board) -> str:
+    @staticmethod
+    def _fallback_move(searcher: Searcher, board: cshogi.Board) -> str:
         """The best move by one forward pass when the search failed, else any legal move."""
         try:
-            return f"bestmove {cshogi.move_to_usi(self.searcher.cache.get(board).best()[0])}"
+            return f"bestmove {cshogi.move_to_usi(searcher.cache.get(board).best()[0])}"
         except Exception:  # noqa: BLE001
             legal = list(board.legal_moves)
             return f"bestmove {cshogi.move_to_usi(legal[0])}" if legal else "bestmove resign"
 
-    def _info(self, r) -> None:
+    def _info(self, engine: Engine, r) -> None:
         nps = int(r.nodes / r.elapsed) if r.elapsed > 0 else 0
-        hashfull = f" hashfull {self.searcher.hashfull()}"
+        hashfull = f" hashfull {engine.searcher.hashfull()}"
         head = f"info depth {r.depth} seldepth {r.seldepth} nodes {r.nodes} nps {nps} time {int(r.elapsed * 1000)}"
         lines = r.lines or [(r.winrate, r.mate, r.pv)]
         for k, (winrate, mate, pv) in enumerate(lines, 1):
-            score = f"mate {mate}" if mate is not None else f"cp {self.scale.to_cp(winrate)}"
+            score = f"mate {mate}" if mate is not None else f"cp {engine.scale.to_cp(winrate)}"
             multipv = f" multipv {k}" if r.lines else ""
             self.write(f"{head}{hashfull}{multipv} score {score} pv {' '.join(cshogi.move_to_usi(m) for m in pv)}")
 
@@ -408,13 +244,11 @@ class UsiEngine:
 
     def cmd_ponderhit(self, args: list[str]) -> None:
         """The expected move was played: the ponder search goes on as a timed search from now."""
-        if self._searching() and self._pondering and self._limits is not None:
-            budget, now, limits = self._ponder_budget, self._limits.elapsed(), self._limits
+        if self._searching() and self._pondering and self._clock is not None:
+            budget = self._ponder_budget
             if budget is not None and budget.maximum is not None:
-                limits.minimum = now + budget.minimum
-                limits.optimum = None if budget.optimum is None else now + budget.optimum
-                limits.movetime = now + budget.maximum
-            elif limits.nodes is None and limits.depth is None:
+                self._clock.ponderhit(budget)  # one swap: the search never sees half of the new budget
+            elif self._limits.nodes is None and self._limits.depth is None:
                 self._stop.set()  # a ponder without a clock or a limit: the search so far is the answer
             self._pondering = False
 

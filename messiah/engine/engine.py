@@ -1,0 +1,109 @@
+"""The one place that builds the engine: USI option values in, the evaluator and the searcher out.
+
+The USI engine builds from the values ``setoption`` left; every tool that plays or analyses (``analyze``,
+``annotate``, ``play --web``, ``bench --search``, the self-play actors) builds from the engine's defaults
+with its own overrides, parsed and checked by the same :meth:`Option.parse`. So they all play the engine
+that was measured: its search, BatchSize, tuned constants, tables sized from USI_Hash, a warm searcher::
+
+    engine = Engine.from_options({"Search": "alphabeta", "USI_Hash": "64"})
+    result = engine.search(board, movetime=1000)  # as `go movetime 1000` would search it
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping
+
+import cshogi
+
+from messiah.engine.options import DEFAULT_MODEL, OPTIONS, UsiError, one_line
+from messiah.engine.timeman import think_time
+from messiah.evaluator import Evaluator
+from messiah.search import SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
+from messiah.search.base import InfoCallback
+from messiah.winrate import WinRateScale
+
+Settings = Mapping[str, object]  # USI option name -> its parsed value (the engine's defaults: engine_settings())
+
+
+def overrides(options: Mapping[str, str] | None = None, **shorthands: object) -> dict[str, str]:
+    """USI option overrides for a tool: ``shorthands`` (option name -> value, None: not given), the options a
+    tool's own parameters stand for (``search`` is Search, ``threads`` Threads), under ``options``, which win."""
+    return {**{name: str(value) for name, value in shorthands.items() if value is not None}, **(options or {})}
+
+
+def engine_settings(options: Mapping[str, str] | None = None) -> dict[str, object]:
+    """The engine's option values: its defaults with ``options`` (option name -> the text setoption takes,
+    e.g. ``{"Search": "alphabeta", "BatchSize": "1"}``), each parsed and checked by the option's own
+    :meth:`Option.parse`; UsiError names an unknown option or a bad value."""
+    values = {name: option.default for name, option in OPTIONS.items()}
+    for name, text in (options or {}).items():
+        if name not in OPTIONS:
+            raise UsiError(f"unknown option {one_line(name, 40)!r}: choose from {', '.join(OPTIONS)}")
+        values[name] = OPTIONS[name].parse(name, str(text))
+    return values
+
+
+def load_evaluator(settings: Settings) -> Evaluator:
+    """The model of ModelPath on Threads onnxruntime threads, warmed up; UsiError saying why it cannot load."""
+    path = None if settings["ModelPath"] == DEFAULT_MODEL else settings["ModelPath"]
+    try:
+        evaluator = Evaluator(path, threads=settings["Threads"])
+        evaluator.score(cshogi.Board())  # warm up
+    except Exception as e:  # noqa: BLE001 - ModelError, and what a path can raise (too long, a directory)
+        raise UsiError(f"cannot load the model: {one_line(e)}") from None
+    return evaluator
+
+
+def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
+    """The Search option's searcher with the options it declares, its tables sized by USI_Hash, warmed up."""
+    searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings)
+    searcher.set_hash(settings["USI_Hash"])
+    # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
+    # fresh install that made the first byoyomi move late.
+    searcher.search(cshogi.Board(), Limits(nodes=2))
+    searcher.new_game()
+    searcher.multipv = settings["MultiPV"]
+    searcher.draw_ply = settings["MaxMovesToDraw"]
+    return searcher
+
+
+class Engine:
+    """The engine its option values make: the evaluator (loaded from ModelPath and Threads unless one is
+    given), the searcher, the score scale, and how a ``go`` becomes the search's limits and clock."""
+
+    def __init__(self, settings: Settings, evaluator: Evaluator | None = None):
+        self.settings = dict(settings)
+        self.evaluator = load_evaluator(self.settings) if evaluator is None else evaluator
+        self.searcher = build_searcher(self.settings, self.evaluator)
+        self.scale = WinRateScale.from_options(self.settings["ScoreScale"], self.settings["ScoreBias"])
+
+    @classmethod
+    def from_options(cls, options: Mapping[str, str] | None = None, evaluator: Evaluator | None = None) -> Engine:
+        """The engine of the default options with ``options`` (name -> text, as setoption takes it)."""
+        return cls(engine_settings(options), evaluator)
+
+    def limits(self, go: Mapping[str, int]) -> Limits:
+        """The request of a ``go`` (its nodes and depth), NodesLimit capping the nodes."""
+        nodes, cap = go.get("nodes"), self.settings["NodesLimit"]
+        if cap:  # fixed-node matches: the same work per move whatever the machine's load
+            nodes = min(nodes or cap, cap)
+        return Limits(nodes=nodes, depth=go.get("depth"))
+
+    def budget(self, go: Mapping[str, int], board: cshogi.Board) -> TimeBudget:
+        """The time ``go``'s clock gives the side to move of ``board`` (engine.timeman.think_time)."""
+        return think_time(dict(go), board.turn, board.move_number, self.settings["ByoyomiMargin"],
+                          self.settings["TimeHorizon"], self.settings["TimeMinMovesToGo"])
+
+    def clock(self, budget: TimeBudget, stop: threading.Event | None = None) -> Clock:
+        """A move's clock with ``budget`` and the engine's stability factors (TimeObvious, TimeUnstable)."""
+        return Clock(budget, self.settings["TimeObvious"] / 100, self.settings["TimeUnstable"] / 100, stop)
+
+    def search(self, board: cshogi.Board, nodes: int | None = None, depth: int | None = None,
+               movetime: int | None = None, info: InfoCallback | None = None) -> SearchResult:
+        """Search ``board`` as ``go nodes N depth D movetime MS`` would (movetime in milliseconds, the
+        ByoyomiMargin kept back as the engine does); with no limit, the search's own small default."""
+        go = {key: value for key, value in (("nodes", nodes), ("depth", depth), ("movetime", movetime))
+              if value is not None}
+        clock = None if movetime is None else self.clock(self.budget(go, board))
+        return self.searcher.search(board, self.limits(go), info, clock)

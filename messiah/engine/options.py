@@ -1,0 +1,105 @@
+"""The engine's USI options: what ``usi`` declares, what ``setoption`` accepts, and the values every tool that
+plays builds its engine from (:mod:`messiah.engine.engine`). Each search's own options come from the search
+registry (:data:`messiah.search.SEARCHERS`), so a new search brings its options with it."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+from messiah.engine.timeman import BYOYOMI_MARGIN, GAME_PLY_HORIZON, MIN_MOVES_TO_GO
+from messiah.errors import UserError
+from messiah.search import DEFAULT_SEARCH, SEARCHERS, Searcher, search_options
+from messiah.search.timeman import OBVIOUS, UNSTABLE
+from messiah.winrate import MESSIAH_OPTIONS
+
+
+class UsiError(UserError):
+    """A command or an option value the engine cannot take; the message goes to the GUI as an info string."""
+
+
+# ASCII digits only: str.isdigit() also accepts superscripts and other Unicode digits that int() refuses.
+INTEGER = re.compile(r"[+-]?[0-9]+")
+HUGE = 10**18  # numbers beyond this are clamped (int() of 4,300+ digits raises; so many means no limit)
+DEFAULT_MODEL = "<default>"  # ModelPath of the shipped model
+
+
+def parse_int(text: str, what: str) -> int:
+    """The integer ``text`` stands for, clamped to +-HUGE; UsiError naming ``what`` otherwise."""
+    if not INTEGER.fullmatch(text):
+        raise UsiError(f"{what} must be a whole number, got {text[:40]!r}")
+    digits = text.lstrip("+-")
+    value = HUGE if len(digits) > 18 else min(HUGE, int(digits))
+    return -value if text.startswith("-") else value
+
+
+def one_line(text: object, limit: int = 300) -> str:
+    """``text`` as one line of at most ``limit`` characters: what an info string can carry."""
+    words = " ".join(str(text).split())
+    return words if len(words) <= limit else words[:limit] + "..."
+
+
+@dataclass
+class Option:
+    """A USI option: ``kind`` is spin, check, combo, string or filename (a string a GUI offers a file
+    picker for)."""
+
+    kind: str
+    default: object
+    low: int = 0
+    high: int = 0
+    choices: tuple[str, ...] = ()
+
+    def declaration(self, name: str) -> str:
+        default = str(self.default).lower() if self.kind == "check" else self.default
+        text = f"option name {name} type {self.kind} default {default}"
+        if self.kind == "spin":
+            text += f" min {self.low} max {self.high}"
+        if self.kind == "combo":
+            text += "".join(f" var {c}" for c in self.choices)
+        return text
+
+    def parse(self, name: str, value: str) -> object:
+        """The option's value from ``value``; raises UsiError (the option stays unchanged)."""
+        if self.kind == "spin":
+            number = parse_int(value, name) if INTEGER.fullmatch(value) else self.low - 1
+            if not self.low <= number <= self.high:
+                raise UsiError(f"{name} must be an integer {self.low}..{self.high}, got {value[:40]!r} (unchanged)")
+            return number
+        if self.kind == "check":
+            if value not in ("true", "false"):
+                raise UsiError(f"{name} must be true or false, got {value[:40]!r} (unchanged)")
+            return value == "true"
+        if self.kind == "combo" and value not in self.choices:
+            raise UsiError(f"{name} must be one of {', '.join(self.choices)}, got {value[:40]!r} (unchanged)")
+        return value or self.default
+
+
+def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str, Option]:
+    """The engine's option table for the registered ``searchers``: Search chooses among them, and each brings
+    the options it declares (Searcher.options)."""
+    return {
+        "ModelPath": Option("filename", DEFAULT_MODEL),
+        "Threads": Option("spin", 1, 1, 256),
+        "Search": Option("combo", DEFAULT_SEARCH, choices=tuple(searchers)),
+        "USI_Hash": Option("spin", 256, 1, 65536),  # MB, sized by the searcher (Searcher.set_hash)
+        "USI_Ponder": Option("check", False),
+        "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
+        # the searches' own options (MateNodes, BatchSize, PuctC, ...), as they declare them
+        **{name: Option("spin", o.usi_default, o.low, o.high) for name, o in search_options(searchers).items()},
+        # time management with a main time (sudden death, Fischer): see engine.timeman.think_time
+        "TimeHorizon": Option("spin", GAME_PLY_HORIZON, 1, 1000),  # the ply by which the main time should be spent
+        "TimeMinMovesToGo": Option("spin", MIN_MOVES_TO_GO, 1, 1000),  # the main time is shared over at least these
+        "TimeObvious": Option("spin", round(100 * OBVIOUS), 1, 1000),  # % of a move's share for an obvious move
+        "TimeUnstable": Option("spin", round(100 * UNSTABLE), 1, 1000),  # % of it while the best move keeps changing
+        "MultiPV": Option("spin", 1, 1, 600),
+        "NodesLimit": Option("spin", 0, 0, 10**9),  # at most this many nodes a move, whatever the clock (0: none)
+        "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
+        "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
+        "ScoreScale": Option("spin", MESSIAH_OPTIONS[0], 1, 100000),  # cp = (logit(winrate) - b) * this
+        "ScoreBias": Option("spin", MESSIAH_OPTIONS[1], -10000, 10000),  # b of that, in thousandths
+    }
+
+
+OPTIONS = usi_options()
