@@ -1,15 +1,19 @@
-"""`messiah analyze`: search one position and list every legal move with its Q, as text, JSON or a picture."""
+"""`messiah analyze`: search one position and list every legal move with its Q, as text, JSON or a picture.
+
+The search is the USI engine's (messiah.engine.engine), with its options: what analyze shows is what the engine
+plays."""
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 import cshogi
 import numpy as np
 
+from messiah.engine.engine import Engine, overrides
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.position import PositionError, parse_position
-from messiah.search import DEFAULT_SEARCH
 from messiah.search.base import SearchResult
 from messiah.tools.picture import MovePicture
 
@@ -64,31 +68,42 @@ class Analysis:
         }
 
 
-def search_board(board: cshogi.Board, evaluator: Evaluator, search: str = DEFAULT_SEARCH, nodes: int | None = None,
-                 movetime: int | None = None, depth: int | None = None) -> Analysis:
-    """Score every legal move of ``board`` and search it within the limits (movetime in milliseconds)."""
-    from messiah.search import Limits, make_searcher
-
-    scores = evaluator.score(board)
-    result = make_searcher(search, evaluator).search(
-        board, Limits(nodes=nodes, depth=depth, movetime=None if movetime is None else movetime / 1000))
-    return Analysis(board.copy(), search, scores, result)
+def analysis(engine: Engine, board: cshogi.Board, nodes: int | None = None, movetime: int | None = None,
+             depth: int | None = None) -> Analysis:
+    """``engine``'s analysis of ``board``: every legal move's Q and a search within the limits (movetime in
+    milliseconds, searched as ``go movetime`` would be; no limit: the search's own small default)."""
+    scores = engine.evaluator.score(board)
+    result = engine.search(board, nodes=nodes, depth=depth, movetime=movetime)
+    return Analysis(board.copy(), str(engine.settings["Search"]), scores, result)
 
 
-def analyze_position(position: str, search: str = DEFAULT_SEARCH, nodes: int | None = None,
+def search_board(board: cshogi.Board, evaluator: Evaluator, search: str | None = None, nodes: int | None = None,
+                 movetime: int | None = None, depth: int | None = None,
+                 options: Mapping[str, str] | None = None) -> Analysis:
+    """Score every legal move of ``board`` and search it within the limits (movetime in milliseconds) with the
+    engine that ``options`` make (USI option name -> value, as setoption takes it; the engine's defaults
+    otherwise). ``search`` stands for the option Search; ``options`` win over it."""
+    return analysis(Engine.from_options(overrides(options, Search=search), evaluator), board, nodes, movetime, depth)
+
+
+def analyze_position(position: str, search: str | None = None, nodes: int | None = None,
                      movetime: int | None = None, depth: int | None = None, model: str | None = None,
-                     threads: int = 1) -> Analysis:
-    """The analysis of ``position`` (an sfen or a USI position string). In Jupyter it shows its picture::
+                     threads: int | None = None, options: Mapping[str, str] | None = None) -> Analysis:
+    """The analysis of ``position`` (an sfen or a USI position string) by the engine that ``options`` make
+    (``search``, ``model`` and ``threads`` stand for the options Search, ModelPath and Threads; ``options``
+    win over them). In Jupyter it shows its picture::
 
         from messiah.tools.analyze import analyze_position
-        analyze_position("startpos moves 7g7f 3c3d", nodes=2000)
+        analyze_position("startpos moves 7g7f 3c3d", nodes=2000, options={"Search": "alphabeta"})
     """
     board = read_position(position)
-    return search_board(board, Evaluator(model, threads=threads), search, nodes, movetime, depth)
+    engine = Engine.from_options(overrides(options, Search=search, ModelPath=model, Threads=threads))
+    return analysis(engine, board, nodes, movetime, depth)
 
 
-def analyze(position: str, search: str = DEFAULT_SEARCH, nodes: int | None = None, movetime: int | None = None,
-            depth: int | None = None, model: str | None = None, threads: int = 1) -> dict:
+def analyze(position: str, search: str | None = None, nodes: int | None = None, movetime: int | None = None,
+            depth: int | None = None, model: str | None = None, threads: int | None = None,
+            options: Mapping[str, str] | None = None) -> dict:
     """The search result and all legal moves with Q (best first) for ``position``: an sfen, or a USI
     position string (``startpos moves ...`` / ``sfen ... moves ...``)."""
-    return analyze_position(position, search, nodes, movetime, depth, model, threads).to_dict()
+    return analyze_position(position, search, nodes, movetime, depth, model, threads, options).to_dict()

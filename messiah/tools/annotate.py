@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -22,8 +23,8 @@ import numpy as np
 from cshogi import CSA, KIF
 from tqdm import tqdm
 
+from messiah.engine.engine import Engine, overrides
 from messiah.evaluator import Evaluator
-from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
 from messiah.winrate import MESSIAH
 
 MARKS = ("▲", "△")  # black, white: the KIF symbols (the shogi ☗☖ are not in KIF's Shift_JIS)
@@ -127,24 +128,27 @@ class GameAnalysis:
         return rows
 
 
-def annotate_record(record: Record, evaluator: Evaluator, search: str = DEFAULT_SEARCH, movetime: int | None = None,
-                    nodes: int | None = None, threshold: float = 0.1, progress: bool = True) -> GameAnalysis:
-    """Search every position of ``record`` (movetime in milliseconds, or nodes) and note every move."""
-    searcher = make_searcher(search, evaluator)
-    searcher.new_game()
+def annotate_record(record: Record, evaluator: Evaluator, search: str | None = None, movetime: int | None = None,
+                    nodes: int | None = None, threshold: float = 0.1, progress: bool = True,
+                    options: Mapping[str, str] | None = None) -> GameAnalysis:
+    """Search every position of ``record`` (movetime in milliseconds, or nodes) and note every move. The
+    search is the engine's with ``options`` (USI option name -> value, as setoption takes it; ``search``
+    stands for Search, and ``options`` win over it)."""
+    engine = Engine.from_options(overrides(options, Search=search), evaluator)
+    searcher = engine.searcher
     board = cshogi.Board(record.sfen)
     notes: list[MoveNote] = []
-    limits = {"movetime": None if movetime is None else movetime / 1000, "nodes": nodes}
+    limits = {"movetime": movetime, "nodes": nodes}
     bar = tqdm(total=len(record.moves) + 1, desc="annotate", unit="position", disable=not progress, file=sys.stderr)
     for ply, move in enumerate(record.moves, 1):
-        result = searcher.search(board, Limits(**limits))
+        result = engine.search(board, **limits)
         scores = searcher.cache.get(board)
         q = float(scores.q[list(scores.moves).index(move)])
         notes.append(MoveNote(ply, board.turn, move, result.winrate, result.bestmove, result.pv, q,
                               int(np.sum(scores.q > q)) + 1, len(scores.moves)))
         board.push(move)
         bar.update()
-    final = searcher.search(board, Limits(**limits)).winrate
+    final = engine.search(board, **limits).winrate
     bar.update()
     bar.close()
     after = [1 - n.winrate for n in notes[1:]] + [1 - final]  # the mover's win rate after each move

@@ -21,6 +21,7 @@ from __future__ import annotations
 import csv
 import tempfile
 import time
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -182,18 +183,22 @@ def random_model(arch: str, directory: str) -> Path:
 
 
 def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, names: list[str],
-                 batch_sizes: tuple[int, ...] = (1,)) -> dict:
-    """Each searcher on every position for ``movetime`` seconds: evaluator calls per second, legal moves
-    scored per second, the evaluator's share of the time, and those against the bare batch-1 rate. The
-    bandit searches run once per leaf batch size in ``batch_sizes`` (alpha-beta has none)."""
-    from messiah.search import Limits, make_searcher
+                 batch_sizes: tuple[int, ...] | None = None, options: Mapping[str, str] | None = None) -> dict:
+    """Each search, as the engine with ``options`` builds it (USI option name -> value), on every position
+    for ``movetime`` seconds: evaluator calls per second, legal moves scored per second, the evaluator's share
+    of the time, and those against the bare batch-1 rate. The bandit searches run once per leaf batch size in
+    ``batch_sizes`` (None: the engine's BatchSize; alpha-beta has none). MateNodes is 0: this measures the
+    evaluator's path, not df-pn's."""
+    from messiah.engine.engine import Engine, engine_settings
+    from messiah.search import Limits
 
     bare = 1.0 / (_per_call(lambda: [evaluator.score(b) for b in positions.boards], 1) / len(positions.boards))
     out = {"movetime_ms": movetime * 1000, "bare_score_per_s": bare}
-    runs = [(name, b) for name in names for b in (batch_sizes if name != "alphabeta" else (1,))]
+    sizes = batch_sizes or (engine_settings(options)["BatchSize"],)
+    runs = [(name, b) for name in names for b in (sizes if name != "alphabeta" else (1,))]
     for name, batch in runs:
-        extra = {"batch_size": batch} if name != "alphabeta" else {}
-        searcher = make_searcher(name, evaluator, mate_nodes=0, **extra)  # the evaluator's path, not df-pn's
+        chosen = {**(options or {}), "Search": name, "BatchSize": str(batch), "MateNodes": "0"}
+        searcher = Engine.from_options(chosen, evaluator).searcher
         calls, positions_scored, seconds = evaluator.calls, evaluator.positions, evaluator.seconds
         moves_scored = nodes = 0
         start = time.perf_counter()
@@ -204,7 +209,7 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
             moves_scored += sum(len(s.moves) for s in searcher.cache.entries.values())
         wall = time.perf_counter() - start
         evaluated = evaluator.positions - positions_scored
-        out[name if batch == 1 and len(batch_sizes) == 1 else f"{name} batch {batch}"] = {
+        out[name if batch == 1 and len(sizes) == 1 else f"{name} batch {batch}"] = {
             "positions_evaluated_per_s": evaluated / wall,
             "forward_passes_per_s": (evaluator.calls - calls) / wall,
             "moves_scored_per_s": moves_scored / wall,

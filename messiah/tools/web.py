@@ -16,15 +16,16 @@ from __future__ import annotations
 import socket
 import threading
 import xml.etree.ElementTree as ET
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 
 import cshogi
 from cshogi import KIF
 
+from messiah.engine.engine import Engine, overrides
 from messiah.evaluator import Evaluator
-from messiah.search import DEFAULT_SEARCH, Limits, make_searcher
-from messiah.tools.analyze import search_board
+from messiah.tools.analyze import analysis
 from messiah.tools.picture import CELL, SVG_NS, board_svg, square_centre
 
 MARKS = ("☗", "☖")
@@ -79,13 +80,15 @@ def _int(value: object, name: str, low: int, high: int) -> int:
 
 
 class PlayServer:
-    """The game and the engine behind the page; one lock serialises requests (the searcher is not shared)."""
+    """The game and the engine behind the page; one lock serialises requests (the searcher is not shared).
 
-    def __init__(self, evaluator: Evaluator, search: str = DEFAULT_SEARCH, movetime: int = 1000,
-                 nodes: int | None = None):
-        self.evaluator = evaluator
-        self.search_name = search
-        self.searcher = make_searcher(search, evaluator)
+    The engine is the USI engine's with ``options`` (USI option name -> value, as setoption takes it; ``search``
+    stands for Search, and ``options`` win over it), on ``evaluator`` or, when None, on the model the options
+    name (ModelPath, Threads)."""
+
+    def __init__(self, evaluator: Evaluator | None = None, search: str | None = None, movetime: int = 1000,
+                 nodes: int | None = None, options: Mapping[str, str] | None = None):
+        self.engine = Engine.from_options(overrides(options, Search=search), evaluator)
         self.nodes = nodes  # a node budget instead of the time (tests)
         self.lock = threading.Lock()
         self.game = Game(1, cshogi.BLACK, movetime)
@@ -99,7 +102,7 @@ class PlayServer:
         movetime = _int(movetime, "movetime", 50, 600_000)
         with self.lock:
             self.game = Game(self.game.id + 1, cshogi.BLACK if side == "black" else cshogi.WHITE, movetime)
-            self.searcher.new_game()
+            self.engine.searcher.new_game()
             return self.state()
 
     def targets(self, game_id: object, source: object = None, drop: object = None) -> list[int]:
@@ -173,8 +176,7 @@ class PlayServer:
         with self.lock:
             self._check(game_id, playing=False)
             game = self.game
-            analysis = search_board(game.board, self.evaluator, self.search_name, **self._limits())
-            picture = analysis.picture(flip=game.human == cshogi.WHITE)
+            picture = analysis(self.engine, game.board, **self._limits()).picture(flip=game.human == cshogi.WHITE)
             picture.scale = BOARD_SCALE
             return picture.to_svg()
 
@@ -224,9 +226,7 @@ class PlayServer:
         if board.is_nyugyoku():
             self.game.result = "messiah declares an entering-king win"
             return
-        limits = self._limits()
-        result = self.searcher.search(board, Limits(nodes=limits.get("nodes"), movetime=(
-            limits["movetime"] / 1000 if "movetime" in limits else None)))
+        result = self.engine.search(board, **self._limits())
         pv, replay = [], board.copy()
         for move in result.pv:
             pv.append(MARKS[replay.turn] + KIF.move_to_kif(move, replay.peek()))
@@ -319,8 +319,9 @@ def create_app(server: PlayServer):
 
 
 def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model: str | None = None,
-          search: str = DEFAULT_SEARCH, threads: int = 1) -> None:
-    """Serve the page until interrupted."""
+          search: str | None = None, threads: int | None = None, options: Mapping[str, str] | None = None) -> None:
+    """Serve the page until interrupted, messiah playing the engine of ``options`` (``model``, ``search`` and
+    ``threads`` stand for ModelPath, Search and Threads; ``options`` win over them)."""
     try:
         from werkzeug.serving import make_server
     except ImportError:
@@ -334,7 +335,8 @@ def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model
             probe.bind((host, port))
     except OSError as e:
         raise ValueError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
-    app = create_app(PlayServer(Evaluator(model, threads=threads), search, movetime))
+    app = create_app(PlayServer(None, movetime=movetime,
+                                options=overrides(options, Search=search, ModelPath=model, Threads=threads)))
     http = make_server(host, port, app, threaded=True)
     print(f"messiah: open http://{host}:{http.port}/ in a browser (Ctrl-C stops)", flush=True)
     try:

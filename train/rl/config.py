@@ -19,6 +19,7 @@ from typing import Literal
 from messiah.arena import stats
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
+from messiah.search import SEARCH_NAMES
 from messiah.winrate import TEACHER_SCALE
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
@@ -51,14 +52,15 @@ class RLConfig:
     """games each actor plays at once in threads, their leaves batched into one forward pass (raise it on a GPU)"""
     actor_device: Literal["cpu", "auto", "cuda"] = "cpu"
     """where the actors' onnxruntime evaluator runs"""
-    search: Literal["puct", "ucb1", "alphabeta"] = "puct"
-    """the searcher actors play with (the cheapest that beats 1-ply play at the node budget)"""
+    search: Literal[SEARCH_NAMES] = "puct"
+    """the engine's Search option for the actors (the cheapest that beats 1-ply play at the node budget)"""
     nodes: int = 64
     """self-play node budget per move (nodes, not time: results do not depend on the machine's load)"""
     search_batch: int = 1
-    """leaves per forward pass inside one search (ucb1/puct; BatchSize of the engine)"""
+    """the engine's BatchSize for the actors: leaves per forward pass inside one search (ucb1/puct)"""
     mate_nodes: int = 2000
-    """df-pn nodes at the root of every self-play move: a forced mate found ends the game with an exact result"""
+    """the engine's MateNodes for the actors: df-pn nodes at the root of every self-play move (a forced mate
+    found ends the game with an exact result)"""
     openings: str = str(DEFAULT_OPENINGS)
     """opening file (USI positions, one a line); '' for the start position and --random-plies random moves"""
     random_plies: int = 8

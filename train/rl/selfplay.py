@@ -1,5 +1,6 @@
-"""Actors: self-play games through a messiah searcher with a node budget, recorded as :data:`SELFPLAY` rows.
-No torch: an actor needs only the onnxruntime evaluator and the searches.
+"""Actors: self-play games through the engine's searcher (:func:`make_game_searcher`) with a node budget,
+recorded as :data:`SELFPLAY` rows. No torch: an actor needs only the onnxruntime evaluator, the searches and
+the engine that builds them.
 
 Per move: the root search (``Limits(nodes=...)``; its df-pn at the root finds forced mates); the root's move
 values (for UCB1/PUCT the tree's mean value of each root move, for alpha-beta the network's Q) become the
@@ -26,9 +27,10 @@ from dataclasses import dataclass
 import cshogi
 import numpy as np
 
+from messiah.engine.engine import Engine
 from messiah.evaluator import Evaluator
 from messiah.moves import legal_move_indices
-from messiah.search import Limits, make_searcher
+from messiah.search import Limits, Searcher
 from messiah.search.base import REPETITION_LOOKBACK
 from messiah.train.rl.config import RLConfig
 from messiah.train.rl.records import (
@@ -155,11 +157,15 @@ class BatchedEvaluator(Evaluator):
         return q
 
 
-def make_game_searcher(cfg: RLConfig, evaluator: Evaluator):
-    options = {"mate_nodes": cfg.mate_nodes}
-    if cfg.search != "alphabeta":
-        options["batch_size"] = cfg.search_batch
-    return make_searcher(cfg.search, evaluator, **options)
+def engine_options(cfg: RLConfig) -> dict[str, str]:
+    """The USI options of the engine the actors play: the run's Search, BatchSize and MateNodes; the rest are
+    the engine's defaults."""
+    return {"Search": cfg.search, "BatchSize": str(cfg.search_batch), "MateNodes": str(cfg.mate_nodes)}
+
+
+def make_game_searcher(cfg: RLConfig, evaluator: Evaluator) -> Searcher:
+    """One game's searcher: the engine's (messiah.engine.engine) with :func:`engine_options`, on ``evaluator``."""
+    return Engine.from_options(engine_options(cfg), evaluator).searcher
 
 
 def root_values(searcher, board: cshogi.Board, n: int) -> np.ndarray:
