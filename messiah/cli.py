@@ -11,8 +11,9 @@ import warnings
 from collections.abc import Iterator
 from pathlib import Path
 
+from messiah.config import add_arguments, from_args, from_dict
 from messiah.evaluator import ModelError
-from messiah.train.config import TrainConfig, add_config_arguments, checkpoint_path, config_from_args
+from messiah.train.config import TrainConfig, checkpoint_path
 from messiah.winrate import MESSIAH_OPTIONS, TEACHER_SCALE
 
 
@@ -90,13 +91,14 @@ def _needs_torch(command: str) -> None:
 
 @contextlib.contextmanager
 def _one_line_warnings(command: str) -> Iterator[None]:
-    """Warnings as one line naming the command (not the source line that raised them)."""
-    shown = warnings.formatwarning
-    warnings.formatwarning = lambda message, *_args, **_kw: f"messiah {command}: warning: {message}\n"
-    try:
+    """Warnings shown as one line naming the command (not the source line that raised them), for as long as
+    the command runs: catch_warnings puts the warnings module back as it was."""
+    def show(message, *_args, **_kw) -> None:
+        print(f"messiah {command}: warning: {message}", file=sys.stderr)
+
+    with warnings.catch_warnings():
+        warnings.showwarning = show
         yield
-    finally:
-        warnings.formatwarning = shown
 
 
 def _pretrain(args: argparse.Namespace) -> None:
@@ -112,10 +114,10 @@ def _pretrain_run(args: argparse.Namespace) -> None:
     base = None
     if args.resume:  # the run's own configuration; the flags given must not make it another run
         out = getattr(args, "out", TrainConfig.out)
-        base = TrainConfig.from_dict({**load_checkpoint(checkpoint_path(out))["config"], "out": out})
+        base = from_dict(TrainConfig, {**load_checkpoint(checkpoint_path(out))["config"], "out": out})
     elif not getattr(args, "data", None):
         raise ValueError("no data files given (or --resume a run from its --out)")
-    path = train(config_from_args(args, base), resume=args.resume)
+    path = train(from_args(TrainConfig, args, base), resume=args.resume)
     if int(os.environ.get("RANK", "0")) == 0:  # under torchrun, one line, not one per process
         print(path)
 
@@ -123,13 +125,13 @@ def _pretrain_run(args: argparse.Namespace) -> None:
 def _rl(args: argparse.Namespace) -> None:
     with _one_line_warnings("rl"):
         _needs_torch("rl")
-        from messiah.train.rl.config import RLConfig, load_config, rl_config_from_args
+        from messiah.train.rl.config import RLConfig, load_config
         from messiah.train.rl.loop import run
 
         # A run's own configuration is the base: rerunning the same command (or only --out) continues it, and
         # a flag that would make it another run is refused by name.
         saved = load_config(getattr(args, "out", RLConfig.out))
-        print(run(rl_config_from_args(args, saved)))
+        print(run(from_args(RLConfig, args, saved)))
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -473,9 +475,9 @@ def build_parser() -> argparse.ArgumentParser:
                        "under torchrun --nproc_per_node N it trains data-parallel",
                        description="Supervised pretraining (train/pretrain.py). Every flag is a field of "
                        "messiah.train.config.TrainConfig; --resume continues OUT's run with its own configuration.")
-    add_config_arguments(p)
+    add_arguments(p, TrainConfig)
     p.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint.pt, with "
-                   "the configuration saved there; flags that would change the run are refused (default: off)")
+                   "the configuration saved there; flags that would change the run are refused")
     p.set_defaults(func=_pretrain)
 
     p = sub.add_parser("rl", help="self-play reinforcement, DQN with Q(lambda), in generations (needs torch); "
@@ -485,7 +487,7 @@ def build_parser() -> argparse.ArgumentParser:
                        "continues it (flags that would change the run are refused).")
     from messiah.train.rl.config import RLConfig
 
-    add_config_arguments(p, RLConfig)
+    add_arguments(p, RLConfig)
     p.set_defaults(func=_rl)
 
     p = sub.add_parser("export", help="export a pretraining checkpoint to ONNX (needs torch)")

@@ -233,35 +233,35 @@ def test_weight_decay_only_on_weight_matrices_and_convolutions(small_data, tmp_p
 
 def test_trainer_is_usable_without_pretraining(small_data, tmp_path):
     """What the RL learner needs: a Trainer over any loss function and batches; a checkpoint restores its
-    weights, optimizer state and step into a fresh Trainer, and refuses one of another run."""
+    weights, optimizer state and step into a fresh Trainer, and its configuration names what another run
+    would change."""
     import torch.nn.functional as F
 
-    from messiah.train.trainer import Trainer
+    from messiah.config import from_dict, run_changes
+    from messiah.train.trainer import Trainer, legal_logits, load_checkpoint
 
     data = TeacherData([small_data])
     batch = pretrain.batch_tensors(data.gather(data.train_index[:32]).batch())
 
     def played_move_loss(model, b):  # cross-entropy toward the played move alone
-        advantage, state = model(b["features"], b["legal"])
-        z = (advantage + state[:, None]).masked_fill(~b["legal_mask"], -1e4)
+        z, _ = legal_logits(model, b)
         loss = F.cross_entropy(z, b["teacher"])
         return {"loss": loss, "z": z, "target": b["result"], "has_target": b["result_known"]}
 
     cfg = pretrain.TrainConfig(net=TINY, steps=10, warmup=1)
     torch.manual_seed(0)
-    trainer = Trainer(AllMovesNet(TINY), cfg, played_move_loss)
+    trainer = Trainer(AllMovesNet(TINY), cfg, played_move_loss, horizon=cfg.steps)
     first = trainer.step(batch)["loss"].item()
     for _ in range(4):
         last = trainer.step(batch)["loss"].item()
     assert last < first and trainer.steps_done == 5
     assert 0 <= trainer.validate([batch])["agreement"] <= 1
     trainer.save(tmp_path / "ckpt.pt")
-    fresh = Trainer(AllMovesNet(TINY), cfg, played_move_loss)
-    fresh.load(tmp_path / "ckpt.pt")
+    fresh = Trainer(AllMovesNet(TINY), cfg, played_move_loss, horizon=cfg.steps)
+    fresh.restore(load_checkpoint(tmp_path / "ckpt.pt"))
     assert fresh.steps_done == 5
     assert all(torch.equal(a, b) for a, b in zip(fresh.net.state_dict().values(), trainer.net.state_dict().values(),
                                                   strict=True))
     assert fresh.step(batch)["loss"].item() == pytest.approx(trainer.step(batch)["loss"].item(), abs=1e-6)
-    other = Trainer(AllMovesNet(TINY), pretrain.TrainConfig(net=TINY, steps=20, warmup=1), played_move_loss)
-    with pytest.raises(ValueError, match="steps 10 -> 20"):
-        other.load(tmp_path / "ckpt.pt")
+    saved = from_dict(pretrain.TrainConfig, load_checkpoint(tmp_path / "ckpt.pt")["config"])
+    assert saved == cfg and run_changes(saved, pretrain.TrainConfig(net=TINY, steps=20, warmup=1)) == ["steps 10 -> 20"]

@@ -43,11 +43,12 @@ import torch.nn.functional as F
 from torch import nn
 from tqdm import tqdm
 
+from messiah.config import from_dict, run_changes
 from messiah.models.net import AllMovesNet
 from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
 from messiah.train.data import TeacherData
 from messiah.train.loader import StepBatches, batch_tensors, step_batches
-from messiah.train.trainer import Process, Trainer, setup_process, to_device
+from messiah.train.trainer import Process, Trainer, legal_logits, load_checkpoint, setup_process, to_device
 
 __all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train", "value_target"]
 
@@ -60,9 +61,8 @@ def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> di
     """The loss and its named parts for one batch (the value term averaged over the rows that have a value
     target); ``eval_rows`` and ``result_rows``, the shares of rows whose value aimed at an eval and at a
     result alone; and for validation ``z`` (B, M), ``target`` (B,) and ``has_target`` (B,)."""
-    advantage, state = model(b["features"], b["legal"])
+    z, advantage = legal_logits(model, b)
     mask, teacher = b["legal_mask"], b["teacher"][:, None]
-    z = (advantage + state[:, None]).masked_fill(~mask, -1e4)
     z_teacher = z.gather(1, teacher).squeeze(1)
     target, has_eval, has_target = value_target(b, cfg)
     weight = has_target.float()
@@ -150,15 +150,21 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
     ckpt = checkpoint_path(out)
     if resume and not ckpt.exists():
         raise ValueError(f"{ckpt}: no checkpoint to resume from (start the run without --resume)")
+    saved = load_checkpoint(ckpt) if resume else None
+    changes = run_changes(from_dict(TrainConfig, saved["config"]), cfg) if resume else []
+    if changes:
+        raise ValueError(f"{ckpt}: resuming would change the run ({'; '.join(changes)}): resume with the run's "
+                         "own settings, or start a new run in another --out")
     proc = setup_process(cfg.device)
     out.mkdir(parents=True, exist_ok=True)
     if cfg.threads:
         set_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     data = TeacherData(cfg.data, cfg.val_fraction)
-    trainer = Trainer(AllMovesNet(cfg.net, zero_embedding=cfg.zero_embedding), cfg, partial(losses, cfg=cfg), proc)
-    if resume:
-        trainer.load(ckpt)
+    trainer = Trainer(AllMovesNet(cfg.net, zero_embedding=cfg.zero_embedding), cfg, partial(losses, cfg=cfg), proc,
+                      horizon=cfg.steps)
+    if saved is not None:
+        trainer.restore(saved)
     log_path = out / "log.csv"
     val_batches = validation_batches(data, cfg, proc) if proc.main else []
     if proc.main:
@@ -194,4 +200,4 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
         dist.destroy_process_group()
     if not (proc.main and cfg.export):
         return out
-    return trainer.export(out / "model.onnx")
+    return trainer.export(out / "model.onnx", loss=cfg.loss)

@@ -7,14 +7,18 @@ legal moves' logits, ``target`` (B,) the value targets and ``has_target`` (B,) w
 
 The optimiser is AdamW with linear warm-up and cosine decay; weight decay applies to weight matrices and
 convolutions only (biases, normalisation parameters and the Magic Vec's bias are left alone: decaying
-them pulls the net toward a constant, not toward a simpler function). Checkpoints are written atomically
-and record the run's configuration, which a resume must match (:func:`train.config.run_changes`).
+them pulls the net toward a constant, not toward a simpler function). The Trainer reads a
+:class:`train.config.Training` (pretraining's TrainConfig and the reinforcement loop's RLConfig both are
+one), and the step at which the learning rate has decayed to 0, if the run has one. Checkpoints are
+written atomically and record the run's configuration (with the architecture trained), which the run's
+owner compares before it resumes (:func:`messiah.config.run_changes`).
 """
 
 from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import math
 import os
 from collections.abc import Callable, Iterable
@@ -26,9 +30,10 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from messiah.models.config import NetConfig
 from messiah.models.export import export_onnx
 from messiah.models.net import AllMovesNet
-from messiah.train.config import TrainConfig, run_changes
+from messiah.train.config import Optim, Training
 
 LossFn = Callable[[nn.Module, dict[str, torch.Tensor]], dict[str, torch.Tensor]]
 
@@ -77,6 +82,13 @@ def setup_process(device: str = "auto") -> Process:
     return Process(dist.get_rank(), world, torch.device(f"cuda:{local}" if cuda else "cpu"))
 
 
+def legal_logits(model: nn.Module, b: dict[str, torch.Tensor]) -> tuple[torch.Tensor, torch.Tensor]:
+    """z(s, a) = V(s) + A(s, a), the Q logits of each row's legal moves (-1e4 in the padding: softmax and max
+    never pick it), and the advantages A alone."""
+    advantage, state = model(b["features"], b["legal"])
+    return (advantage + state[:, None]).masked_fill(~b["legal_mask"], -1e4), advantage
+
+
 def to_device(batch: dict[str, torch.Tensor], device: torch.device) -> dict[str, torch.Tensor]:
     return {k: v.to(device, non_blocking=True) for k, v in batch.items()}
 
@@ -89,20 +101,23 @@ def param_groups(net: nn.Module, weight_decay: float) -> list[dict]:
             {"params": [p for p in params if p.dim() < 2], "weight_decay": 0.0}]
 
 
-def lr_at(step: int, cfg: TrainConfig) -> float:
-    """Linear warm-up over ``cfg.warmup`` steps, then cosine decay to 0 at ``cfg.steps``."""
-    if step < cfg.warmup:
-        return cfg.lr * (step + 1) / cfg.warmup
-    progress = (step - cfg.warmup) / max(1, cfg.steps - cfg.warmup)
-    return cfg.lr * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
+def lr_at(step: int, optim: Optim, horizon: int | None = None) -> float:
+    """Linear warm-up over ``optim.warmup`` steps, then cosine decay to 0 at step ``horizon``, or constant
+    without one (a run with no fixed end)."""
+    if step < optim.warmup:
+        return optim.lr * (step + 1) / optim.warmup
+    if horizon is None:
+        return optim.lr
+    progress = (step - optim.warmup) / max(1, horizon - optim.warmup)
+    return optim.lr * 0.5 * (1 + math.cos(math.pi * min(progress, 1.0)))
 
 
-def autocast_for(cfg: TrainConfig, device: torch.device) -> tuple[contextlib.AbstractContextManager, bool]:
+def autocast_for(amp: str, device: torch.device) -> tuple[contextlib.AbstractContextManager, bool]:
     """The autocast context of the forward pass, and whether fp16 needs a gradient scaler."""
-    if device.type != "cuda" or cfg.amp == "off":
+    if device.type != "cuda" or amp == "off":
         return contextlib.nullcontext(), False
-    dtype = torch.bfloat16 if cfg.amp == "bf16" else torch.float16
-    return torch.autocast("cuda", dtype=dtype), cfg.amp == "fp16"
+    dtype = torch.bfloat16 if amp == "bf16" else torch.float16
+    return torch.autocast("cuda", dtype=dtype), amp == "fp16"
 
 
 def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu") -> dict:
@@ -122,10 +137,12 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
 
 class Trainer:
     """Owns the net's optimiser state and step count; ``step(batch)`` trains, ``validate(batches)``
-    measures, ``save``/``load`` checkpoint, ``export`` writes the ONNX model the engine plays with."""
+    measures, ``save``/``restore`` checkpoint, ``export`` writes the ONNX model the engine plays with.
+    ``horizon``: the step at which the learning rate has decayed to 0 (None: constant after the warm-up)."""
 
-    def __init__(self, net: AllMovesNet, cfg: TrainConfig, loss_fn: LossFn, proc: Process | None = None):
-        self.cfg, self.loss_fn = cfg, loss_fn
+    def __init__(self, net: AllMovesNet, cfg: Training, loss_fn: LossFn, proc: Process | None = None,
+                 horizon: int | None = None):
+        self.cfg, self.loss_fn, self.horizon = cfg, loss_fn, horizon
         self.proc = proc or Process(0, 1, torch.device("cpu"))
         self.net = net.to(self.proc.device)
         self.graph = TrainGraph(self.net)
@@ -134,7 +151,7 @@ class Trainer:
             ids = [self.proc.device.index] if self.proc.device.type == "cuda" else None
             self.model = nn.parallel.DistributedDataParallel(self.graph, device_ids=ids)
         self.optimizer = torch.optim.AdamW(param_groups(self.net, cfg.weight_decay), lr=cfg.lr)
-        self.autocast, fp16 = autocast_for(cfg, self.proc.device)
+        self.autocast, fp16 = autocast_for(cfg.amp, self.proc.device)
         self.scaler = torch.amp.GradScaler(self.proc.device.type, enabled=fp16)
         self.steps_done = 0
 
@@ -142,7 +159,7 @@ class Trainer:
         """One optimisation step on a batch already on the device; returns the loss terms (detached, on the
         device: reading them would synchronise)."""
         for group in self.optimizer.param_groups:
-            group["lr"] = lr_at(self.steps_done, self.cfg)
+            group["lr"] = lr_at(self.steps_done, self.cfg, self.horizon)
         with self.autocast:
             out = self.loss_fn(self.model, batch)
         self.optimizer.zero_grad(set_to_none=True)
@@ -184,44 +201,42 @@ class Trainer:
 
     def save(self, path: str | os.PathLike, **extra: object) -> None:
         """An atomic checkpoint: a kill at any moment leaves the previous one intact. ``extra`` entries (the RL
-        learner's target network) go into the same file, so that they are saved at the same step."""
+        learner's target network) go into the same file, so that they are saved at the same step. ``config`` is
+        the run's configuration with ``net`` the architecture trained (an RL run's own ``net`` is only the shape
+        of a random init)."""
         path = Path(path)
         state = {**extra, "net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
                  "scaler": self.scaler.state_dict(), "step": self.steps_done, "world_size": self.proc.world,
-                 "config": self.cfg.to_dict()}
+                 "config": {**dataclasses.asdict(self.cfg), "net": dataclasses.asdict(self.net.config)}}
         tmp = path.with_suffix(".tmp")
         torch.save(state, tmp)
         os.replace(tmp, path)
 
-    def load(self, path: str | os.PathLike) -> dict:
-        """Continue from a checkpoint of this same run; returns the checkpoint (with any ``extra`` entries of
-        :meth:`save`). ValueError naming the file when there is none, it is not a checkpoint, or this trainer's
-        configuration or world size would make it a different run."""
-        state = load_checkpoint(path, self.proc.device)
-        changes = run_changes(TrainConfig.from_dict(state["config"]), self.cfg)
+    def restore(self, state: dict) -> None:
+        """Continue from a checkpoint (:func:`load_checkpoint`) of this run: weights, optimiser, scaler, step.
+        ValueError when it was written by another number of data-parallel processes (each drew its own
+        batches: the run would not go on as it was)."""
         if state.get("world_size", 1) != self.proc.world:
-            changes.append(f"world size {state.get('world_size', 1)} -> {self.proc.world}")
-        if changes:
-            raise ValueError(f"{path}: resuming would change the run ({'; '.join(changes)}): resume with the run's "
-                             "own settings, or start a new run in another --out")
+            raise ValueError(f"resuming would change the run (world size {state.get('world_size', 1)} -> "
+                             f"{self.proc.world}): resume with as many processes")
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])
         if state.get("scaler"):  # saved by an fp16 run
             self.scaler.load_state_dict(state["scaler"])
         self.steps_done = state["step"]
-        return state
 
     def export(self, path: str | os.PathLike, **metadata: object) -> Path:
-        """The net as an ONNX model (exported from a CPU copy: the net stays on its device and in its mode)."""
+        """The net as an ONNX model (exported from a CPU copy: the net stays on its device and in its mode), with
+        the eval scale, the step and ``metadata`` (the loss, an RL generation)."""
         net = self.net if self.proc.device.type == "cpu" else copy.deepcopy(self.net).cpu()
-        return export_onnx(net, path, {"scale": self.cfg.scale, "steps": self.steps_done, "loss": self.cfg.loss,
-                                            **metadata})
+        return export_onnx(net, path, {"scale": self.cfg.scale, "steps": self.steps_done, **metadata})
 
 
 def export_checkpoint(checkpoint: str | os.PathLike, out: str | os.PathLike) -> Path:
-    """Export a checkpoint's network to ONNX; ValueError naming the file when it is not a checkpoint."""
+    """Export a checkpoint's network (of messiah pretrain or messiah rl) to ONNX; ValueError naming the file
+    when it is not a checkpoint."""
     state = load_checkpoint(checkpoint)
-    cfg = TrainConfig.from_dict(state["config"])
-    net = AllMovesNet(cfg.net)
+    cfg = state["config"]
+    net = AllMovesNet(NetConfig(**cfg["net"]))
     net.load_state_dict(state["net"])
-    return export_onnx(net, out, {"scale": cfg.scale, "steps": state["step"], "loss": cfg.loss})
+    return export_onnx(net, out, {"scale": cfg["scale"], "steps": state["step"], "loss": cfg["loss"]})

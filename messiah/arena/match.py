@@ -152,10 +152,10 @@ def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
     return [rng.randrange(count) for _ in range(pairs)]
 
 
-def play_match(cfg: MatchConfig) -> tuple[tuple[str, str], list[Game]]:
+def play_match(cfg: MatchConfig, progress: bool = True) -> tuple[tuple[str, str], list[Game]]:
     """Play ``cfg.games`` games (pairs of one opening with colours swapped), ``cfg.jobs`` at a time: the
-    engines' names and the games in order."""
-    return play_matches([cfg], cfg.jobs)[0]
+    engines' names and the games in order. ``progress``: a progress bar on stderr."""
+    return play_matches([cfg], cfg.jobs, progress)[0]
 
 
 class _Setup(NamedTuple):
@@ -167,7 +167,7 @@ class _Setup(NamedTuple):
     pairs: int
 
 
-def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, str], list[Game]]]:
+def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> list[tuple[tuple[str, str], list[Game]]]:
     """Play several matches through one pool of ``jobs`` workers, their pairs in order, so that a ladder's
     rungs keep every core busy instead of each rung's last pairs leaving most of them idle. Each match keeps
     its own records, log, openings and SPRT. Returns each match's engine names and games in order."""
@@ -187,7 +187,8 @@ def play_matches(cfgs: list[MatchConfig], jobs: int) -> list[tuple[tuple[str, st
     todo = iter([(m, k) for m, setup in enumerate(setups) for k in range(setup.pairs)])
     names0 = setups[0].names if setups else ("", "")
     bar = tqdm(total=sum(cfg.games for cfg in cfgs), unit="game", file=sys.stderr,
-               desc=f"{names0[0]} vs {names0[1]}" if len(cfgs) == 1 else f"{len(cfgs)} matches")
+               desc=f"{names0[0]} vs {names0[1]}" if len(cfgs) == 1 else f"{len(cfgs)} matches",
+               disable=not progress)
     with ProcessPoolExecutor(max_workers=max(1, jobs)) as pool, contextlib.ExitStack() as stack:
         logs = [stack.enter_context(open(Path(cfg.out) / "match.log", "a")) for cfg in cfgs]
         running: dict = {}

@@ -1,14 +1,16 @@
 """The reinforcement loop's configuration: one dataclass, one docstring per field (as CleanRL's ``Args``), from
-which ``messiah rl``'s flags are built (:func:`messiah.train.config.add_config_arguments`). No torch.
+which ``messiah rl``'s flags are built (:func:`messiah.config.add_arguments`). No torch. It is a
+:class:`messiah.train.config.Training`, as pretraining's is: the optimiser, the shared loss terms and the
+machine are the same fields with the same flags.
 
 A run keeps its configuration in ``OUT/config.json``; rerunning the command continues the run and refuses
-(naming the fields) a command that would make it a different run. :data:`RUNTIME_FIELDS` may change
-between invocations (how many generations, how many actors, where they run, progress bars).
+(naming the fields, :func:`messiah.config.run_changes`) a command that would make it a different run. The
+fields marked ``runtime`` may change between invocations (how many generations, how many actors, where they
+run, checkpoints, validation, progress bars).
 """
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import json
 import os
@@ -17,10 +19,12 @@ from pathlib import Path
 from typing import Literal
 
 from messiah.arena import stats
+from messiah.arena.match import DRAW_PLY
+from messiah.config import at_least, from_dict, setting, within
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
 from messiah.search import SEARCH_NAMES
-from messiah.winrate import TEACHER_SCALE
+from messiah.train.config import Training
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 AGREEMENT_SET = SHARED_DATA / "floodgate" / "test.hcpe"
@@ -32,25 +36,25 @@ def default_teacher_files() -> list[str]:
 
 
 @dataclass
-class RLConfig:
+class RLConfig(Training):
     """Everything that defines a self-play DQN/Q(lambda) run (loop.py explains the loop)."""
 
-    out: str = "runs/rl"
+    out: str = setting("runs/rl", runtime=True)
     """output folder: config.json, state.json, selfplay/, models/, gates/, learner.pt, log.csv, log.png"""
     init: str = "default"
     """the first model: 'default' (the shipped ONNX), an .onnx file, a checkpoint.pt of messiah pretrain or
     messiah rl, or 'random' (a new net of the --channels/--blocks/... architecture)"""
     net: NetConfig = field(default_factory=NetConfig)
     """the architecture, used only with --init random"""
-    generations: int = 10
+    generations: int = setting(10, runtime=True)
     """generations to reach (rerun with a larger number to go on)"""
     games: int = 128
     """self-play games per generation"""
-    actors: int = 0
+    actors: int = setting(0, runtime=True)
     """actor processes playing self-play games (0: one per core)"""
-    games_per_actor: int = 1
+    games_per_actor: int = setting(1, runtime=True)
     """games each actor plays at once in threads, their leaves batched into one forward pass (raise it on a GPU)"""
-    actor_device: Literal["cpu", "auto", "cuda"] = "cpu"
+    actor_device: Literal["cpu", "auto", "cuda"] = setting("cpu", runtime=True)
     """where the actors' onnxruntime evaluator runs"""
     search: Literal[SEARCH_NAMES] = "puct"
     """the engine's Search option for the actors (the cheapest that beats 1-ply play at the node budget)"""
@@ -75,7 +79,7 @@ class RLConfig:
     """a side resigns when its root value is below this at two moves in a row (0: never)"""
     resign_playout: float = 0.2
     """share of games that do not resign but play out, to measure the false-resign rate"""
-    max_ply: int = 320
+    max_ply: int = DRAW_PLY
     """a game still going at this ply (opening plies included) is truncated: its last position bootstraps"""
     lam: float = 0.7
     """lambda of the lambda-returns"""
@@ -93,39 +97,26 @@ class RLConfig:
     """learner steps per generation. Each self-play position is trained on about steps * batch_size * (1 -
     teacher_fraction) / (positions a generation) times in its life in the window (KataGo keeps this near 4;
     a game is about 80 positions)"""
-    batch_size: int = 256
-    """positions per learner step (self-play and teacher together)"""
-    teacher: list[str] = field(default_factory=default_teacher_files)
+    teacher: list[str] = setting(factory=default_teacher_files, paths=True)
     """teacher data files mixed in so the net does not forget (hcpe or any format messiah pretrain reads)"""
     teacher_fraction: float = 0.25
     """share of each batch drawn from the teacher data"""
     loss: Literal["rank", "value"] = "rank"
     """the pretraining loss family: squared error on the played move's Q plus, with 'rank', the ranking
     cross-entropy toward the search's choice (teacher rows: the teacher's move)"""
-    rank_weight: float = 0.1
-    """weight of the ranking term"""
-    rank_scale: float = 10.0
-    """inverse temperature of the ranking cross-entropy"""
     dense_weight: float = 0.5
     """weight of the squared error of every legal move's Q against the search's root value of that move"""
-    scale: float = TEACHER_SCALE
-    """cp per logit of the teacher data's evals"""
-    mirror: bool = True
-    """train on left-right mirrored positions too (half of each batch, at random)"""
     lr: float = 3e-4
-    """AdamW's learning rate (constant after warm-up: a run has no fixed end)"""
+    """AdamW's learning rate (constant after the warm-up: a run has no fixed end)"""
     warmup: int = 100
     """steps of linear learning-rate warm-up at the run's start"""
-    weight_decay: float = 1e-4
-    """AdamW's weight decay, on weight matrices and convolutions only"""
-    clip: float = 1.0
-    """gradient norm clip"""
-    checkpoint_every: int = 100
+    checkpoint_every: int = setting(100, runtime=True)
     """learner steps between checkpoints (a kill loses at most these)"""
-    val_positions: int = 2048
+    val_positions: int = setting(2048, runtime=True)
     """held-out teacher positions (and as many of the floodgate agreement set) validated per generation"""
     gate: bool = True
-    """play each candidate against the current best and promote it only if it wins; off: always promote"""
+    """play gating games (each candidate against the current best, promoted only if it wins); without them
+    every candidate is promoted"""
     gate_games: int = 40
     """gating games (pairs of one opening with colours swapped)"""
     gate_nodes: int = 64
@@ -135,83 +126,36 @@ class RLConfig:
     gate_sprt: str = ""
     """'ELO0,ELO1': decide promotion by an SPRT instead (stops early; H1 promotes; undecided at --gate-games:
     promoted if its score reaches --gate-threshold)"""
-    gate_jobs: int = 0
+    gate_jobs: int = setting(0, runtime=True)
     """gating games at once (0: as many as actors)"""
-    device: Literal["auto", "cpu", "cuda"] = "auto"
-    """the learner's device"""
-    amp: Literal["bf16", "fp16", "off"] = "bf16"
-    """mixed precision of the learner on CUDA"""
-    threads: int = 1
-    """the learner's torch threads (0: torch's default)"""
-    ray: str = ""
+    threads: int = setting(1, runtime=True)
+    """the learner's torch threads (0: torch's own choice)"""
+    ray: str = setting("", runtime=True)
     """run the actors on Ray: 'auto' (a running cluster), an address, or 'local' (start one here)"""
     seed: int = 0
     """seed of openings, exploration, batches and a random init"""
-    progress: bool = True
-    """progress bars on stderr"""
 
-    def to_dict(self) -> dict:
-        return dataclasses.asdict(self)
-
-    @staticmethod
-    def from_dict(d: dict) -> RLConfig:
-        known = {f.name for f in dataclasses.fields(RLConfig)}
-        d = {k: v for k, v in d.items() if k in known}
-        return RLConfig(**{**d, "net": NetConfig(**d.get("net", {}))})
-
-
-# Fields that may differ when a run is continued: how far to go and how the work is spread.
-RUNTIME_FIELDS = {"out", "generations", "actors", "games_per_actor", "actor_device", "gate_jobs", "device", "threads",
-                  "ray", "progress"}
-
-
-def run_changes(saved: RLConfig, given: RLConfig) -> list[str]:
-    """The fields in which ``given`` is a different run than ``saved``, as 'name saved -> given'."""
-    a, b = saved.to_dict(), given.to_dict()
-    return [f"{k} {a[k]} -> {b[k]}" for k in a if k not in RUNTIME_FIELDS and a[k] != b[k]]
-
-
-def rl_config_from_args(args: argparse.Namespace, base: RLConfig | None = None) -> RLConfig:
-    """``base`` (default: the defaults) with the fields the command line set."""
-    base = base or RLConfig()
-    given = vars(args)
-    net_names = {f.name for f in dataclasses.fields(NetConfig)}
-    net = dataclasses.replace(base.net, **{k: v for k, v in given.items() if k in net_names})
-    top = {k: v for k, v in given.items() if k in {f.name for f in dataclasses.fields(RLConfig)}}
-    return RLConfig(**{**dataclasses.asdict(base), **top, "net": net})
-
-
-def given_fields(args: argparse.Namespace) -> set[str]:
-    """The config fields a command line set (add_config_arguments leaves the others out)."""
-    return set(vars(args))
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        at_least(self, 1, "generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps",
+                 "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes")
+        within(self, 0, 1, "lam", "gamma", "teacher_fraction", "epsilon", "resign_playout")
+        if self.tau <= 0:
+            raise ValueError(f"--tau must be positive, not {self.tau}")
+        if self.gate_sprt:
+            parse_sprt(self.gate_sprt)
 
 
 def load_config(out: str | os.PathLike) -> RLConfig | None:
     path = Path(out) / "config.json"
-    return RLConfig.from_dict(json.loads(path.read_text())) if path.exists() else None
+    return from_dict(RLConfig, json.loads(path.read_text())) if path.exists() else None
 
 
 def save_config(cfg: RLConfig) -> None:
     path = Path(cfg.out) / "config.json"
     tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(cfg.to_dict(), indent=1))
+    tmp.write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
     os.replace(tmp, path)
-
-
-def check(cfg: RLConfig) -> None:
-    """ValueError naming the first setting that cannot work."""
-    positive = ("generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps", "batch_size",
-                "window", "checkpoint_every", "gate_games", "gate_nodes")
-    for name in positive:
-        if getattr(cfg, name) < 1:
-            raise ValueError(f"--{name.replace('_', '-')} must be at least 1, not {getattr(cfg, name)}")
-    for name in ("lam", "gamma", "teacher_fraction", "epsilon", "resign_playout"):
-        if not 0.0 <= getattr(cfg, name) <= 1.0:
-            raise ValueError(f"--{name.replace('_', '-')} must be in [0, 1], not {getattr(cfg, name)}")
-    if cfg.tau <= 0:
-        raise ValueError(f"--tau must be positive, not {cfg.tau}")
-    if cfg.gate_sprt:
-        parse_sprt(cfg.gate_sprt)
 
 
 def parse_sprt(text: str) -> tuple[float, float]:

@@ -38,14 +38,12 @@ from messiah.models.config import NetConfig
 from messiah.models.from_onnx import net_from_onnx
 from messiah.models.net import AllMovesNet
 from messiah.moves import legal_move_indices, mirror_indices, pad_indices
-from messiah.train.config import TrainConfig
 from messiah.train.data import TeacherData, gather, read_records
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
 from messiah.train.rl.records import FINAL, read_games
 from messiah.train.rl.targets import window_targets
-from messiah.train.trainer import Trainer, load_checkpoint, setup_process, to_device
+from messiah.train.trainer import Trainer, legal_logits, load_checkpoint, setup_process, to_device
 
-LR_HORIZON = 10**9  # TrainConfig.steps: the cosine decay never starts (a run has no fixed end)
 SWEEP = 1024  # positions per forward pass when computing target values
 TEACHER_VAL_FRACTION = 0.05  # the teacher files' held-out tail (as pretraining holds it out)
 
@@ -134,9 +132,8 @@ def tensors(batch: dict[str, np.ndarray], device: torch.device) -> dict[str, tor
 
 def rl_losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: RLConfig) -> dict[str, torch.Tensor]:
     """The loss and its parts (see the module docstring); for validation also ``z``, ``target``, ``has_target``."""
-    advantage, state = model(b["features"], b["legal"])
+    z, _ = legal_logits(model, b)
     mask = b["legal_mask"]
-    z = (advantage + state[:, None]).masked_fill(~mask, -1e4)
     z_played = z.gather(1, b["played"][:, None]).squeeze(1)
     weight = b["has_target"].float()
     value = ((torch.sigmoid(z_played) - b["target"]) ** 2 * weight).sum() / weight.sum().clamp(min=1)
@@ -201,15 +198,6 @@ class Window:
 
 # --------------------------------------------------------------------------- the learner
 
-def train_config(cfg: RLConfig, net: NetConfig) -> TrainConfig:
-    """The Trainer's configuration for this run (the fields the Trainer reads)."""
-    return TrainConfig(out=cfg.out, net=net, loss="rank" if cfg.loss == "rank" else "value", scale=cfg.scale,
-                       rank_weight=cfg.rank_weight, rank_scale=cfg.rank_scale, mirror=cfg.mirror, steps=LR_HORIZON,
-                       batch_size=cfg.batch_size, lr=cfg.lr, weight_decay=cfg.weight_decay, warmup=cfg.warmup,
-                       clip=cfg.clip, seed=cfg.seed, threads=cfg.threads, amp=cfg.amp, device=cfg.device,
-                       progress=False)
-
-
 class Learner:
     """The online net (in a Trainer), the target net, the teacher data and the validation sets."""
 
@@ -218,7 +206,7 @@ class Learner:
         if cfg.threads:
             torch.set_num_threads(cfg.threads)
         self.proc = setup_process(cfg.device)
-        self.trainer = Trainer(net, train_config(cfg, net.config), partial(rl_losses, cfg=cfg), self.proc)
+        self.trainer = Trainer(net, cfg, partial(rl_losses, cfg=cfg), self.proc)  # no horizon: no fixed end
         self.target = copy.deepcopy(self.trainer.net).eval()
         self.target_step = 0
         self.path = Path(cfg.out) / "learner.pt"
@@ -248,10 +236,12 @@ class Learner:
         self.trainer.save(self.path, target=self.target.state_dict(), target_step=self.target_step)
 
     def load(self) -> bool:
-        """Continue from learner.pt when there is one; whether there was."""
+        """Continue from learner.pt when there is one; whether there was. (The run's config.json, not
+        this file, says whether a command is this run: see loop.run.)"""
         if not self.path.exists():
             return False
-        state = self.trainer.load(self.path)
+        state = load_checkpoint(self.path, self.proc.device)
+        self.trainer.restore(state)
         self.target.load_state_dict(state["target"])
         self.target_step = state["target_step"]
         return True
@@ -350,7 +340,7 @@ class Learner:
         return out
 
     def export(self, path: Path, generation: int) -> Path:
-        return self.trainer.export(path, generation=generation, run="messiah rl")
+        return self.trainer.export(path, loss=self.cfg.loss, generation=generation, run="messiah rl")
 
 
 class _Files:

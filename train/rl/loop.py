@@ -34,9 +34,10 @@ from pathlib import Path
 import numpy as np
 from tqdm import tqdm
 
+from messiah.config import run_changes
 from messiah.evaluator import default_model_path
 from messiah.train.gensfen import next_result
-from messiah.train.rl.config import RLConfig, check, load_config, parse_sprt, run_changes, save_config
+from messiah.train.rl.config import RLConfig, load_config, parse_sprt, save_config
 from messiah.train.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
@@ -261,12 +262,7 @@ def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
                         opponent_options={**common, "ModelPath": str(best.resolve())}, games=cfg.gate_games,
                         jobs=cfg.gate_jobs or actor_count(cfg), byoyomi=GATE_BYOYOMI, openings=cfg.openings or None,
                         seed=cfg.seed * 1000 + generation, out=str(out), sprt=sprt)
-    with open(os.devnull, "w") as quiet:
-        stderr, sys.stderr = sys.stderr, sys.stderr if cfg.progress else quiet
-        try:
-            _, games = play_match(match)
-        finally:
-            sys.stderr = stderr
+    _, games = play_match(match, progress=cfg.progress)
     s = summarize(games, sprt)
     decision = s["sprt"]["decision"] if sprt else "continue"
     promoted = decision == "H1 accepted" or (decision == "continue" and s["score"] >= cfg.gate_threshold)
@@ -307,7 +303,6 @@ def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
 
 def run(cfg: RLConfig) -> Path:
     """Run (or continue) the loop up to ``cfg.generations``; the best model's path."""
-    check(cfg)
     out = Path(cfg.out)
     out.mkdir(parents=True, exist_ok=True)
     saved = load_config(out)
