@@ -18,26 +18,7 @@ from messiah.winrate import MESSIAH_OPTIONS, TEACHER_SCALE
 
 
 def _bench(args: argparse.Namespace) -> None:
-    from messiah.tools.bench import DEFAULT_POSITIONS, bench_train, run_bench
-
-    if args.clock:
-        from messiah.arena.match import messiah_command, parse_options
-        from messiah.tools.bench import bench_clock
-
-        clock = {k: int(v) for k, v in parse_options(args.clock.split(",")).items()}
-        figures = bench_clock(args.engine or messiah_command(), clock, args.moves, parse_options(args.option))
-    elif args.latency:
-        from messiah.arena.match import messiah_command
-        from messiah.tools.bench import bench_latency, position_set
-
-        figures = bench_latency(messiah_command(), position_set(args.positions or DEFAULT_POSITIONS), args.movetime,
-                                args.moves)
-    elif args.train:
-        figures = bench_train([args.positions or str(DEFAULT_POSITIONS)], args.train_steps, tuple(args.workers),
-                              args.threads, (args.batch_size or [256])[0], args.arch)
-    else:
-        figures = run_bench(args.model, args.threads, args.positions, args.arch,
-                            args.movetime / 1000 if args.search else None, tuple(args.batch_size or [1]))
+    figures = args.run(from_args(args.config, args))
     if args.json:
         print(json.dumps(figures, indent=2))
         return
@@ -420,28 +401,26 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--json", action="store_true", help="print the fits as one JSON object")
     p.set_defaults(func=_fit_winrate)
 
-    p = sub.add_parser("bench", help="speed of features, move indices and the evaluator")
-    p.add_argument("--model", help="ONNX model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1, help="onnxruntime intra-op threads")
-    p.add_argument("--positions", help="hcpe file to draw the fixed position set from")
-    p.add_argument("--arch", help="bench a random-weight model of this shape instead, e.g. 7x64 (needs torch)")
-    p.add_argument("--search", action="store_true", help="bench the searches instead")
-    p.add_argument("--movetime", type=int, default=200, help="ms per position for --search, byoyomi for --latency")
-    p.add_argument("--latency", action="store_true", help="how far past its byoyomi the engine process answers "
-                   "(ByoyomiMargin 0), per search: what ByoyomiMargin must cover")
-    p.add_argument("--moves", type=int, default=50, help="positions per search for --latency, plies for --clock")
-    p.add_argument("--clock", metavar="time=MS,inc=MS,byoyomi=MS", help="play the engine against itself under "
-                   "this clock instead and report the time each move took and what was left")
-    p.add_argument("--engine", help="the engine for --clock (default: this messiah-usi)")
-    p.add_argument("--option", action="append", metavar="NAME=VALUE", help="a USI option for --clock; repeatable")
-    p.add_argument("--train", action="store_true", help="bench training instead: positions/s and data wait "
-                   "(--threads: torch threads; --positions: the teacher hcpe; --arch: the net, default 7x32)")
-    p.add_argument("--train-steps", type=int, default=40, help="timed training steps per setting")
-    p.add_argument("--workers", type=int, nargs="+", default=[0, 1], help="loader worker counts to compare")
-    p.add_argument("--batch-size", type=int, nargs="+", metavar="N", help="--search: the leaf batch sizes of ucb1 "
-                   "and puct to compare, e.g. 1 4 8 16 (default 1); --train: the training batch (default 256)")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.set_defaults(func=_bench)
+    from messiah.tools import bench
+
+    p = sub.add_parser("bench", help="speed figures of the evaluator, the searches, the engine's clock, training",
+                       description="Speed figures (messiah/tools/bench.py), one bench per subcommand.")
+    benches = p.add_subparsers(dest="bench", required=True, metavar="BENCH", help="the bench to run")
+    for name, config, run, text in (
+            ("evaluator", bench.EvaluatorBench, bench.bench_evaluator,
+             "features, move indices and the evaluator on a fixed position set; all-moves against per-child"),
+            ("search", bench.SearchBench, bench.bench_searches, "each search at a fixed time per position: positions "
+             "evaluated per second, against the bare evaluator"),
+            ("latency", bench.LatencyBench, bench.bench_latency, "how far past its byoyomi the engine process "
+             "answers (ByoyomiMargin 0), per search: what ByoyomiMargin must cover"),
+            ("clock", bench.ClockBench, bench.bench_clock, "play the engine against itself under a clock: the time "
+             "each move took and what was left"),
+            ("train", bench.TrainBench, bench.bench_train, "training positions per second and the share spent "
+             "waiting for data, per loader worker count (needs torch)")):
+        q = benches.add_parser(name, help=text, description=text[0].upper() + text[1:] + ".")
+        q.add_argument("--json", action="store_true", help="print the result as one JSON object")
+        add_arguments(q, config)
+        q.set_defaults(func=_bench, config=config, run=run)
 
     p = sub.add_parser("evaluate", help="agreement, top-3 agreement and value MSE of a model on data")
     p.add_argument("--model", help="ONNX model (default: the shipped one)")

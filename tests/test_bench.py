@@ -28,11 +28,11 @@ def test_bench_reports_every_figure(tmp_path):
 
 def test_train_bench_reports_throughput_and_data_wait(tmp_path):
     pytest.importorskip("torch")
-    from messiah.tools.bench import DEFAULT_POSITIONS, bench_train
+    from messiah.tools.bench import DEFAULT_POSITIONS, TrainBench, bench_train
 
     small = tmp_path / "small.hcpe"
     small.write_bytes(DEFAULT_POSITIONS.read_bytes()[: 38 * 2000])
-    figures = bench_train([str(small)], steps=2, workers=(0,), batch_size=16, arch="3x8")
+    figures = bench_train(TrainBench(data=[str(small)], steps=2, workers=[0], batch_size=16, arch="3x8"))
     assert figures["architecture"] == "3x8"
     row = figures["cpu, workers=0"]
     assert row["positions_per_s"] > 0 and row["steps_per_s"] > 0 and 0 <= row["data_wait_percent"] <= 100

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from messiah.cli import build_parser
+from messiah.config import from_args
 
 ABORTING_SFEN = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b +P 1"
 
@@ -36,9 +37,9 @@ def test_analyze_refuses_bad_input(args, needle):
 def test_bench_refuses_a_file_that_is_not_hcpe(tmp_path):
     junk = tmp_path / "random.hcpe"
     junk.write_bytes(bytes(range(256)) * 15)  # 3,840 bytes: not a whole number of records
-    assert_one_line_error(messiah("bench", "--positions", str(junk)), "not a whole number")
+    assert_one_line_error(messiah("bench", "evaluator", "--positions", str(junk)), "not a whole number")
     junk.write_bytes(bytes((i * 7919) % 251 for i in range(38 * 400)))  # whole records of garbage
-    assert_one_line_error(messiah("bench", "--positions", str(junk)), "not an hcpe file")
+    assert_one_line_error(messiah("bench", "search", "--positions", str(junk)), "not an hcpe file")
 
 
 def test_match_against_something_that_is_not_an_engine_fails_at_once(tmp_path):
@@ -66,3 +67,29 @@ def test_one_default_search_everywhere():
         search = next(a for a in subcommands.choices[name]._actions if a.dest == "search")
         assert search.default == DEFAULT_SEARCH, name
     assert OPTIONS["Search"].default == DEFAULT_SEARCH
+
+
+def test_bench_subcommands_parse_into_their_configurations():
+    from messiah.tools import bench
+
+    parser = build_parser()
+
+    def config(*argv: str):
+        args = parser.parse_args(["bench", *argv])
+        return args.run, from_args(args.config, args)
+
+    run, cfg = config("evaluator", "--threads", "2", "--arch", "7x64")
+    assert run is bench.bench_evaluator and cfg == bench.EvaluatorBench(threads=2, arch="7x64")
+    run, cfg = config("search", "--movetime", "50", "--batch-size", "1", "8", "--option", "PuctC=50")
+    assert run is bench.bench_searches
+    assert cfg == bench.SearchBench(movetime=50, batch_size=[1, 8], options={"PuctC": "50"})
+    run, cfg = config("latency", "--byoyomi", "300", "--moves", "10")
+    assert run is bench.bench_latency and cfg == bench.LatencyBench(byoyomi=300, moves=10)
+    run, cfg = config("clock", "--time", "10000", "--inc", "100")
+    assert run is bench.bench_clock and (cfg.time, cfg.inc, cfg.byoyomi, cfg.plies) == (10000, 100, 0, 50)
+    run, cfg = config("train", "--steps", "5", "--workers", "0", "2", "--batch-size", "64")
+    assert run is bench.bench_train and cfg == bench.TrainBench(steps=5, workers=[0, 2], batch_size=64)
+    with pytest.raises(SystemExit):  # a flag of another bench
+        parser.parse_args(["bench", "latency", "--batch-size", "8"])
+    with pytest.raises(ValueError, match="--time or --byoyomi"):
+        config("clock")

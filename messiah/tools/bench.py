@@ -10,10 +10,12 @@ generation and the forward pass for the first; making each child, its features a
 pass for the second. The twin is exported from the same architecture as the model under test, with
 random weights (speed does not depend on them); that needs torch.
 
-``--train`` measures training instead: positions per second of the real training loop (train/pretrain.py)
-on teacher data, with the share of the step time spent waiting for a batch, for each number of loader
-workers asked for, on the CPU and on CUDA when there is one. The first ``TRAIN_WARMUP`` steps (worker
-start-up, first kernels) are not timed.
+Each bench is a ``messiah bench`` subcommand whose flags are its configuration's fields: ``evaluator`` (the
+figures above), ``search`` (each search at a fixed time per position), ``latency`` (how late the engine
+answers a byoyomi), ``clock`` (a game against itself under a real clock) and ``train``: positions per second
+of the real training loop (train/pretrain.py) on teacher data, with the share of the step time spent waiting
+for a batch, for each number of loader workers asked for, on the CPU and on CUDA when there is one. The
+first ``TRAIN_WARMUP`` steps (worker start-up, first kernels) are not timed.
 """
 
 from __future__ import annotations
@@ -28,6 +30,7 @@ from pathlib import Path
 import cshogi
 import numpy as np
 
+from messiah.config import at_least, setting
 from messiah.evaluator import Evaluator, ScalarEvaluator
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
 from messiah.moves import legal_move_indices
@@ -38,6 +41,87 @@ DEFAULT_POSITIONS = SHARED_DATA / "teacher" / "teacher_s6.hcpe"
 STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
 MAX_POSITIONS = 200  # of which the search bench uses all, at --movetime each
 TRAIN_WARMUP = 10  # training steps run before the timed ones
+
+
+@dataclass
+class EvaluatorBench:
+    """the evaluator"""
+
+    model: str | None = None
+    """ONNX model (default: the shipped one)"""
+    threads: int = 1
+    """onnxruntime intra-op threads"""
+    positions: str = str(DEFAULT_POSITIONS)
+    """hcpe file the fixed position set is drawn from"""
+    arch: str | None = None
+    """bench a random-weight model of this shape instead, LAYERSxCHANNELS, e.g. 7x64 (needs torch)"""
+
+
+@dataclass
+class SearchBench(EvaluatorBench):
+    """Each search on the position set, a fixed time per position."""
+
+    movetime: int = 200
+    """ms of search per position"""
+    batch_size: list[int] = setting(factory=list)
+    """the leaf batch sizes of ucb1 and puct to compare, e.g. 1 4 8 16 (default: the engine's BatchSize)"""
+    options: dict[str, str] = setting(factory=dict, flag="--option")
+    """a USI option of the engine the searches are built as, e.g. PuctC=50; repeatable"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "movetime")
+
+
+@dataclass
+class LatencyBench:
+    """How far past its byoyomi the engine process answers, per search, with ByoyomiMargin 0."""
+
+    positions: str = str(DEFAULT_POSITIONS)
+    """hcpe file the fixed position set is drawn from"""
+    byoyomi: int = 200
+    """ms per move"""
+    moves: int = 50
+    """positions searched per search"""
+
+
+@dataclass
+class ClockBench:
+    """One game of the engine against itself under a real clock."""
+
+    engine: str = ""
+    """the engine's command (empty: this installation's messiah-usi)"""
+    time: int = 0
+    """main time in ms (0: none)"""
+    inc: int = 0
+    """increment per move in ms"""
+    byoyomi: int = 0
+    """ms per move after the main time (0: none)"""
+    plies: int = 50
+    """plies to play (fewer when the game ends)"""
+    options: dict[str, str] = setting(factory=dict, flag="--option")
+    """a USI option of both sides; repeatable"""
+
+    def __post_init__(self) -> None:
+        if not (self.time or self.byoyomi):
+            raise ValueError("a clock needs --time or --byoyomi (or both)")
+
+
+@dataclass
+class TrainBench:
+    """Training throughput of the pretraining loop."""
+
+    data: list[str] = setting(factory=lambda: [str(DEFAULT_POSITIONS)])
+    """teacher data files"""
+    steps: int = 40
+    """timed training steps per setting"""
+    workers: list[int] = setting(factory=lambda: [0, 1])
+    """loader worker counts to compare"""
+    threads: int = 1
+    """torch threads"""
+    batch_size: int = 256
+    """positions per step"""
+    arch: str = "7x32"
+    """the net's shape, LAYERSxCHANNELS"""
 
 
 @dataclass
@@ -220,15 +304,18 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
     return out
 
 
-def bench_latency(engine: str, positions: PositionSet, byoyomi_ms: int, moves: int,
-                  searches: tuple[str, ...] = ("alphabeta", "ucb1", "puct")) -> dict:
-    """How far past its byoyomi the engine process answers, as a GUI sees it (through cshogi.usi.Engine and
-    the pipes), with ByoyomiMargin 0: what the margin must cover. Per search, over ``moves`` positions."""
+def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = ("alphabeta", "ucb1", "puct")) -> dict:
+    """How far past its byoyomi this installation's engine process answers, as a GUI sees it (through
+    cshogi.usi.Engine and the pipes), with ByoyomiMargin 0: what the margin must cover. Per search, over
+    ``cfg.moves`` positions."""
     from cshogi.usi import Engine
 
+    from messiah.arena.match import messiah_command
+
+    positions, byoyomi_ms, moves = position_set(cfg.positions), cfg.byoyomi, cfg.moves
     out: dict = {"byoyomi_ms": byoyomi_ms, "moves_per_search": moves}
     for name in searches:
-        usi = Engine(engine)
+        usi = Engine(messiah_command())
         try:
             usi.setoption("Search", name)
             usi.setoption("ByoyomiMargin", 0)
@@ -247,18 +334,21 @@ def bench_latency(engine: str, positions: PositionSet, byoyomi_ms: int, moves: i
     return out
 
 
-def bench_clock(engine: str, clock: dict[str, int], plies: int, options: dict[str, str] | None = None,
-                opening: list[str] | None = None) -> dict:
+def bench_clock(cfg: ClockBench, opening: list[str] | None = None) -> dict:
     """One game of the engine against itself (two processes) under a real clock, kept as a GUI keeps it
     (cshogi.cli's rules: the increment credited before the move, byoyomi after the main time): the time
-    each move took, the clock left at the end, and whether a flag fell. ``clock`` has ``time``, ``inc``
-    and ``byoyomi`` in ms; the game stops at ``plies`` or when it ends."""
+    each move took, the clock left at the end, and whether a flag fell. The game stops at ``cfg.plies`` or
+    when it ends."""
     from cshogi.usi import Engine
 
-    main, inc, byoyomi = clock.get("time", 0), clock.get("inc", 0), clock.get("byoyomi", 0)
+    from messiah.arena.match import messiah_command
+
+    main, inc, byoyomi, plies = cfg.time, cfg.inc, cfg.byoyomi, cfg.plies
+    clock = {"time": main, "inc": inc, "byoyomi": byoyomi}
+    engine = cfg.engine or messiah_command()
     players = [Engine(engine), Engine(engine)]
     for usi in players:
-        for name, value in (options or {}).items():
+        for name, value in cfg.options.items():
             usi.setoption(name, value)
         usi.isready()
         usi.usinewgame()
@@ -295,44 +385,56 @@ def bench_clock(engine: str, clock: dict[str, int], plies: int, options: dict[st
             "left_ms": [round(x) for x in left], "flag_fell": flag}
 
 
-def run_bench(model: str | None, threads: int, positions_path: str | None, arch: str | None = None,
-              search_movetime: float | None = None, batch_sizes: tuple[int, ...] = (1,)) -> dict:
-    positions = position_set(positions_path or DEFAULT_POSITIONS)
+def _evaluator(cfg: EvaluatorBench, directory: str) -> Evaluator:
+    return Evaluator(random_model(cfg.arch, directory) if cfg.arch else cfg.model, threads=cfg.threads)
+
+
+def bench_evaluator(cfg: EvaluatorBench) -> dict:
+    """The figures of :func:`bench_core`, with the model, its architecture, threads and providers."""
+    positions = position_set(cfg.positions)
     with tempfile.TemporaryDirectory() as tmp:
-        evaluator = Evaluator(random_model(arch, tmp) if arch else model, threads=threads)
-        if search_movetime:
-            return {"search": bench_search(evaluator, positions, search_movetime, ["alphabeta", "ucb1", "puct"],
-                                           batch_sizes),
-                    "positions": len(positions.boards), "model": str(evaluator.path), "threads": threads}
+        evaluator = _evaluator(cfg, tmp)
         twin = scalar_twin(evaluator, tmp)
         figures = bench_core(evaluator, positions, twin)
-    figures |= {"model": str(evaluator.path), "architecture": evaluator.config, "threads": threads,
+    figures |= {"model": str(evaluator.path), "architecture": evaluator.config, "threads": cfg.threads,
                 "providers": evaluator.providers}
     if twin is None:
         figures["note"] = "torch is not installed: the per-child comparison was skipped"
     return figures
 
 
-def bench_train(data: list[str], steps: int = 40, workers: tuple[int, ...] = (0, 1), threads: int = 1,
-                batch_size: int = 256, arch: str | None = None, devices: tuple[str, ...] | None = None) -> dict:
+def bench_searches(cfg: SearchBench) -> dict:
+    """:func:`bench_search` of every search at ``cfg.movetime`` ms per position."""
+    positions = position_set(cfg.positions)
+    with tempfile.TemporaryDirectory() as tmp:
+        evaluator = _evaluator(cfg, tmp)
+        figures = bench_search(evaluator, positions, cfg.movetime / 1000, ["alphabeta", "ucb1", "puct"],
+                               tuple(cfg.batch_size) or None, cfg.options)
+    return {"search": figures, "positions": len(positions.boards), "model": str(evaluator.path),
+            "threads": cfg.threads}
+
+
+def bench_train(cfg: TrainBench, devices: tuple[str, ...] | None = None) -> dict:
     """Training throughput of the pretraining loop: for each device (the CPU, and CUDA when there is one)
-    and each worker count, ``steps`` timed steps after ``TRAIN_WARMUP`` untimed ones. Needs torch."""
+    and each worker count, ``cfg.steps`` timed steps after ``TRAIN_WARMUP`` untimed ones. Needs torch."""
     import torch
 
     from messiah.models.net import NetConfig
     from messiah.train.pretrain import TrainConfig, train
 
-    layers, channels = (int(x) for x in (arch or "7x32").lower().split("x"))
+    layers, channels = (int(x) for x in cfg.arch.lower().split("x"))
     net = NetConfig(channels=channels, blocks=(layers - 1) // 2)
     devices = devices or (("cpu", "cuda") if torch.cuda.is_available() else ("cpu",))
-    out = {"architecture": net.describe(), "batch_size": batch_size, "steps": steps, "threads": threads}
+    steps, batch_size = cfg.steps, cfg.batch_size
+    out = {"architecture": net.describe(), "batch_size": batch_size, "steps": steps, "threads": cfg.threads}
     for device in devices:
-        for n in workers:
+        for n in cfg.workers:
             with tempfile.TemporaryDirectory() as tmp:
-                cfg = TrainConfig(data=list(data), out=tmp, net=net, steps=TRAIN_WARMUP + steps, batch_size=batch_size,
-                                  warmup=1, val_positions=64, eval_every=TRAIN_WARMUP, checkpoint_every=10**9,
-                                  threads=threads, workers=n, device=device, export=False, progress=False)
-                train(cfg)
+                run = TrainConfig(data=list(cfg.data), out=tmp, net=net, steps=TRAIN_WARMUP + steps,
+                                  batch_size=batch_size, warmup=1, val_positions=64, eval_every=TRAIN_WARMUP,
+                                  checkpoint_every=10**9, threads=cfg.threads, workers=n, device=device,
+                                  export=False, progress=False)
+                train(run)
                 with open(Path(tmp) / "log.csv", newline="") as f:
                     rows = [r for r in csv.DictReader(f) if int(r["step"]) > TRAIN_WARMUP]
             positions_per_s = len(rows) / sum(1 / float(r["positions_per_s"]) for r in rows)  # over equal windows
