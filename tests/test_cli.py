@@ -1,5 +1,6 @@
 """The `messiah` command line as a newcomer meets it: a bad argument or file gets one line saying what is
-wrong and exit code 2, never a traceback, an abort or a hang; every flag has help text."""
+wrong and exit code 2, never a traceback, an abort or a hang; every flag has help text that says its default
+once; every subcommand's flags come from its configuration."""
 
 from __future__ import annotations
 
@@ -47,26 +48,52 @@ def test_match_against_something_that_is_not_an_engine_fails_at_once(tmp_path):
     assert_one_line_error(done, "/bin/false")
 
 
+def commands(parser: argparse.ArgumentParser, prefix: str = "") -> dict[str, argparse.ArgumentParser]:
+    """Every subcommand's parser by its words, 'bench search' included."""
+    out = {}
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for name, command in action.choices.items():
+                out[prefix + name] = command
+                out.update(commands(command, f"{prefix}{name} "))
+    return out
+
+
+def flags(command: argparse.ArgumentParser) -> list[argparse.Action]:
+    return [a for a in command._actions if not isinstance(a, argparse._HelpAction | argparse._SubParsersAction)]
+
+
 def test_every_flag_has_help_and_shows_its_default():
-    parser = build_parser()
-    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    parsers = commands(build_parser())
     missing = [f"{name} {'/'.join(action.option_strings) or action.dest}"
-               for name, command in subcommands.choices.items() for action in command._actions
-               if not isinstance(action, argparse._HelpAction) and not action.help]
+               for name, command in parsers.items() for action in flags(command) if not action.help]
     assert not missing, missing
-    assert "(default: puct)" in subcommands.choices["analyze"].format_help()
+    assert "(default: puct)" in parsers["analyze"].format_help()
+    assert "(default: 320)" in " ".join(parsers["match"].format_help().split())
 
 
-def test_one_default_search_everywhere():
-    from messiah.engine.usi import OPTIONS
-    from messiah.search import DEFAULT_SEARCH
+def test_no_flag_says_its_default_twice_or_an_empty_one():
+    """A flag's help, as --help prints it, says 'default' at most once, never '(default: )' or
+    '(default: None)', and shows no RST markup; a switch that turns something off says 'do not'."""
+    for name, command in commands(build_parser()).items():
+        formatter = command._get_formatter()
+        for action in flags(command):
+            text = formatter._expand_help(action) if action.help else ""
+            assert text.lower().count("default") <= 1, (name, action.dest, text)
+            assert "(default: )" not in text and "(default: None)" not in text, (name, action.dest, text)
+            assert "``" not in text and ":func:" not in text and ":class:" not in text, (name, action.dest, text)
+            if any(flag.startswith("--no-") for flag in action.option_strings):
+                assert text.startswith("do not "), (name, action.dest, text)
+        lines = command.format_help().splitlines()
+        assert all(line.lower().count("default") <= 1 for line in lines), name
 
-    parser = build_parser()
-    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name in ("analyze", "annotate", "play"):
-        search = next(a for a in subcommands.choices[name]._actions if a.dest == "search")
-        assert search.default == DEFAULT_SEARCH, name
-    assert OPTIONS["Search"].default == DEFAULT_SEARCH
+
+def test_json_is_one_shared_flag():
+    parsers = commands(build_parser())
+    for name in ("match", "tune", "fit-winrate", "evaluate", "gensfen", "bench evaluator", "bench search",
+                 "bench latency", "bench clock", "bench train"):
+        help_texts = {a.help for a in parsers[name]._actions if "--json" in a.option_strings}
+        assert help_texts == {"print the result as one JSON object"}, name
 
 
 def test_bench_subcommands_parse_into_their_configurations():
@@ -93,3 +120,46 @@ def test_bench_subcommands_parse_into_their_configurations():
         parser.parse_args(["bench", "latency", "--batch-size", "8"])
     with pytest.raises(ValueError, match="--time or --byoyomi"):
         config("clock")
+
+
+def test_match_tune_and_ladder_flags_build_their_configurations():
+    """The defaults are the dataclasses'; byoyomi falls back to the configuration's own default only without
+    a main time; NAME=VALUE options add to the default ones."""
+    from messiah.arena.ladder import LadderConfig
+    from messiah.arena.match import BYOYOMI, MatchConfig
+    from messiah.arena.tune import TuneConfig
+
+    parser = build_parser()
+
+    def config(*argv: str):
+        args = parser.parse_args(list(argv))
+        return from_args(args.config, args)
+
+    assert config("match", "--opponent", "x") == MatchConfig(opponent="x") and MatchConfig("x").byoyomi == BYOYOMI
+    cfg = config("match", "--opponent", "x", "--time", "10000", "--inc", "100", "--option", "Skill Level=-20",
+                 "--openings", "none", "--sprt=-30,30")
+    assert (cfg.byoyomi, cfg.time, cfg.options, cfg.openings, cfg.sprt) == (None, 10000, {"Skill Level": "-20"},
+                                                                           None, (-30.0, 30.0))
+    tune = config("tune", "--param", "PuctC:50:400", "--param", "PuctTemperature:10:200:log", "--option", "Search=puct")
+    assert [p.name for p in tune.params] == ["PuctC", "PuctTemperature"] and tune.byoyomi == 300
+    assert tune.options == {"Threads": "1", "Search": "puct"}
+    assert config("tune", "--param", "A:1:2", "--nodes", "100").byoyomi is None
+    with pytest.raises(ValueError, match="--nodes replaces the clock"):
+        config("tune", "--param", "A:1:2", "--nodes", "100", "--byoyomi", "300")
+    ladder = config("ladder", "--option", "Threads=2", "--merge", "a", "--merge", "b", "--games", "0")
+    assert ladder == LadderConfig(games=0, options={"Threads": "2"}, merge=["a", "b"])
+    assert TuneConfig.__dataclass_fields__["options"].default_factory() == {"Threads": "1"}
+    with pytest.raises(SystemExit):  # a malformed option is argparse's error, naming the flag
+        parser.parse_args(["match", "--opponent", "x", "--option", "Threads"])
+
+
+def test_one_default_search_everywhere():
+    from messiah.engine.usi import OPTIONS
+    from messiah.search import DEFAULT_SEARCH
+
+    parser = build_parser()
+    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+    for name in ("analyze", "annotate", "play"):
+        search = next(a for a in subcommands.choices[name]._actions if a.dest == "search")
+        assert search.default == DEFAULT_SEARCH, name
+    assert OPTIONS["Search"].default == DEFAULT_SEARCH

@@ -12,7 +12,7 @@ import pytest
 from messiah.arena.client import EngineError
 from messiah.cli import main
 from messiah.paths import SHARED_DATA
-from messiah.train.gensfen import gensfen
+from messiah.train.gensfen import GensfenConfig, gensfen
 
 ENGINE = "/usr/games/fairy-stockfish"
 OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
@@ -72,7 +72,7 @@ def check_records(records: np.ndarray) -> list[np.ndarray]:
 
 def test_generates_and_resumes_toward_the_target(tmp_path):
     out = tmp_path / "teacher.hcpe"
-    first = gensfen(out, depth=1, positions=40, seed=3, progress=False)
+    first = gensfen(GensfenConfig(out, depth=1, positions=40, seed=3), progress=False)
     assert first["positions"] == first["new_positions"] == out.stat().st_size // 38 >= 40
     assert out.stat().st_size % 38 == 0
     before = out.read_bytes()
@@ -80,7 +80,7 @@ def test_generates_and_resumes_toward_the_target(tmp_path):
     with open(out, "ab") as f:
         f.write(before[:17])
     with pytest.warns(UserWarning, match="partial record of 17 bytes"):
-        second = gensfen(out, depth=1, positions=first["positions"] + 30, seed=3, progress=False)
+        second = gensfen(GensfenConfig(out, depth=1, positions=first["positions"] + 30, seed=3), progress=False)
     after = out.read_bytes()
     assert after.startswith(before) and len(after) % 38 == 0
     assert second["positions"] == len(after) // 38 >= first["positions"] + 30
@@ -92,7 +92,7 @@ def test_generates_and_resumes_toward_the_target(tmp_path):
     assert len({game[:4].tobytes() for game in games}) == len(games)  # the rerun did not replay the games
     assert sum(second["endings"].values()) == second["new_games"]
     # the target already reached: nothing to do
-    third = gensfen(out, depth=1, positions=10, progress=False)
+    third = gensfen(GensfenConfig(out, depth=1, positions=10), progress=False)
     assert third["new_positions"] == 0 and out.read_bytes() == after
 
 
@@ -124,20 +124,20 @@ def test_games_target_and_openings_through_the_cli(tmp_path, capsys):
 
 def test_bad_engines_and_files_are_reported(tmp_path):
     with pytest.raises(ValueError, match="no-such-engine"):
-        gensfen(tmp_path / "a.hcpe", engine=str(tmp_path / "no-such-engine"), depth=1, positions=1)
+        gensfen(GensfenConfig(tmp_path / "a.hcpe", engine=str(tmp_path / "no-such-engine"), depth=1, positions=1))
     with pytest.raises(EngineError, match="not a USI engine"):
-        gensfen(tmp_path / "a.hcpe", engine="/bin/true", depth=1, positions=1, progress=False)
-    with pytest.raises(ValueError, match="exactly one of depth and nodes"):
-        gensfen(tmp_path / "a.hcpe", positions=1)
+        gensfen(GensfenConfig(tmp_path / "a.hcpe", engine="/bin/true", depth=1, positions=1), progress=False)
+    with pytest.raises(ValueError, match="exactly one of --depth and --nodes"):
+        gensfen(GensfenConfig(tmp_path / "a.hcpe", positions=1))
     foreign = tmp_path / "notes.hcpe"
     foreign.write_text("these are my notes, not teacher data\n" * 3)
     with pytest.raises(ValueError, match="notes.hcpe"):
-        gensfen(foreign, depth=1, positions=1)
+        gensfen(GensfenConfig(foreign, depth=1, positions=1))
     assert foreign.read_text().startswith("these are my notes")  # left untouched
     bad = tmp_path / "bad.sfen"
     bad.write_text("startpos moves 7g7f 3c3d\nstartpos moves 7g7f 7g7f\n")
     with pytest.raises(ValueError, match=r"bad.sfen:2"):
-        gensfen(tmp_path / "a.hcpe", depth=1, positions=1, openings=bad)
+        gensfen(GensfenConfig(tmp_path / "a.hcpe", depth=1, positions=1, openings=bad))
 
 
 def _exit_with_three():

@@ -13,8 +13,8 @@ import pytest
 from cshogi import CSA
 from cshogi.elo import Elo
 
-from messiah.arena.match import parse_options
 from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
+from messiah.config import parse_options
 from messiah.paths import SHARED_DATA
 from messiah.tools.fitwinrate import engine_coefficients, fit_files, samples_from_csa
 from messiah.winrate import TEACHER, WinRateScale

@@ -49,12 +49,13 @@ def test_every_pretrain_rl_and_export_flag_has_help_and_says_its_default():
 def test_defaults_come_from_the_training_config():
     """No flag: the configuration is TrainConfig's defaults; pretrain and evaluate share the eval scale; the
     RL loop's shared fields have the same flags, with its own defaults."""
+    from messiah.tools.evaluate import EvaluateConfig
     from messiah.train.config import TrainConfig
     from messiah.train.rl.config import RLConfig
 
     args = subparser("pretrain").parse_args(["a.hcpe"])
     assert from_args(TrainConfig, args) == TrainConfig(data=["a.hcpe"])
-    assert subparser("evaluate").parse_args(["--data", "x"]).scale == TrainConfig().scale == RLConfig().scale
+    assert EvaluateConfig("x").scale == TrainConfig().scale == RLConfig().scale
     assert f"(default: {TrainConfig().scale})" in " ".join(subparser("pretrain").format_help().split())
     changed = from_args(TrainConfig, subparser("pretrain").parse_args(["a.hcpe", "--channels", "16", "--no-mirror"]))
     assert changed.net.channels == 16 and not changed.mirror and changed.steps == TrainConfig().steps

@@ -39,6 +39,8 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.arena.client import EngineError, UsiClient, resolve_engine
+from messiah.arena.match import DRAW_PLY
+from messiah.config import at_least, setting
 from messiah.train.data import (
     HCPE,
     append_game_index,
@@ -55,7 +57,7 @@ DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
 OPENING_PLIES = 24  # random opening moves fall within these plies
 RANDOM_MOVES = 5
 RECORD_FROM = 16
-MAX_PLY = 320
+MAX_PLY = DRAW_PLY
 ADJUDICATE_EVAL = 3000
 ADJUDICATE_PLIES = 6
 
@@ -94,6 +96,42 @@ def load_openings(path: str | os.PathLike) -> list[Opening]:
     if not openings:
         raise ValueError(f"{path}: no openings")
     return openings
+
+
+@dataclass
+class GensfenConfig:
+    """A gensfen run: the engine, how it searches, how much to generate (counting what OUT already holds)."""
+
+    out: str
+    """hcpe file to append whole games to"""
+    engine: str = DEFAULT_ENGINE
+    """the engine's executable (no arguments)"""
+    options: dict[str, str] = setting(factory=dict, flag="--option")
+    """a USI option; repeatable"""
+    depth: int | None = None
+    """search depth per move (give this or --nodes)"""
+    nodes: int | None = None
+    """nodes per move (give this or --depth)"""
+    workers: int = 1
+    """processes, one engine each"""
+    positions: int | None = None
+    """stop when the file holds N positions (with neither this nor --games: run until interrupted)"""
+    games: int | None = None
+    """stop when the file holds N games"""
+    openings: str | None = None
+    """file of 'startpos moves ...' lines to start games from"""
+    random_moves: int | None = None
+    """random moves within the first 24 plies (default: 5, or 0 with --openings)"""
+    seed: int | None = None
+    """random openings' seed (default: a new one each run)"""
+
+    def __post_init__(self) -> None:
+        if (self.depth is None) == (self.nodes is None):
+            raise ValueError("give exactly one of --depth and --nodes")
+        if self.positions is not None and self.games is not None:
+            raise ValueError("give at most one of --positions and --games")
+        at_least(self, 1, "depth", "nodes", "workers", "positions", "games")
+        at_least(self, 0, "random_moves")
 
 
 @dataclass(frozen=True)
@@ -264,31 +302,18 @@ def _write_all(fd: int, data: bytes) -> None:
         view = view[os.write(fd, view):]
 
 
-def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: dict[str, str] | None = None,
-            depth: int | None = None, nodes: int | None = None, workers: int = 1, positions: int | None = None,
-            games: int | None = None, openings: str | os.PathLike | None = None, random_moves: int | None = None,
-            seed: int | None = None, record_from: int = RECORD_FROM, max_ply: int = MAX_PLY,
-            progress: bool = True) -> dict:
-    """Generate teacher data into ``out`` (hcpe, appended) until it holds ``positions`` records or ``games``
-    games (counting what is already there; with neither, until interrupted).
+def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
+    """Generate teacher data into ``cfg.out`` (hcpe, appended) until it holds ``cfg.positions`` records or
+    ``cfg.games`` games (counting what is already there; with neither, until interrupted).
 
     Returns the counts: positions and games now in the file (games only when counted: with a games
     target, or a new file), what this run added, how its games ended, and its time."""
-    if (depth is None) == (nodes is None):
-        raise ValueError("give exactly one of depth and nodes")
-    if positions is not None and games is not None:
-        raise ValueError("give at most one of positions and games")
-    for name, value in {"depth": depth, "nodes": nodes, "workers": workers, "positions": positions,
-                        "games": games, "max_ply": max_ply}.items():
-        if value is not None and value < 1:
-            raise ValueError(f"{name} must be at least 1, not {value}")
-    if random_moves is not None and random_moves < 0:
-        raise ValueError(f"random_moves must not be negative, not {random_moves}")
-    opening_list = load_openings(openings) if openings is not None else None
-    settings = Settings(engine=resolve_engine(engine), options=dict(options or {}), depth=depth, nodes=nodes,
-                        random_moves=(0 if opening_list else RANDOM_MOVES) if random_moves is None else random_moves,
-                        record_from=record_from, max_ply=max_ply)
-    path = Path(out)
+    positions, games, workers = cfg.positions, cfg.games, cfg.workers
+    opening_list = load_openings(cfg.openings) if cfg.openings is not None else None
+    random_moves = (0 if opening_list else RANDOM_MOVES) if cfg.random_moves is None else cfg.random_moves
+    settings = Settings(engine=resolve_engine(cfg.engine), options=dict(cfg.options), depth=cfg.depth,
+                        nodes=cfg.nodes, random_moves=random_moves)
+    path = Path(cfg.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     have_positions = prepare_output(path)
     if games is not None and have_positions:
@@ -308,7 +333,7 @@ def gensfen(out: str | os.PathLike, *, engine: str = DEFAULT_ENGINE, options: di
         counts["endings"] = {}
         return counts
     # A resumed run must not replay the games already written: the file's size enters the seed.
-    entropy = np.random.SeedSequence().entropy if seed is None else seed
+    entropy = np.random.SeedSequence().entropy if cfg.seed is None else cfg.seed
     seeds = np.random.SeedSequence([entropy, have_positions]).spawn(workers)
     # Each worker gets its own share of the openings, shuffled: with a deterministic engine and no random
     # moves an opening played twice is the same game twice.

@@ -18,11 +18,44 @@ from pathlib import Path
 
 from messiah.arena.match import MatchConfig, play_matches
 from messiah.arena.stats import elo_interval, elo_text, summarize
+from messiah.config import at_least, setting
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
 NEAR_EVEN = (0.25, 0.75)  # scores at which a rung gets its extra games
 MORE_SEED = 1000  # the extra games of rung k draw their openings with seed + k + MORE_SEED
+
+
+@dataclass
+class LadderConfig:
+    """A ladder: messiah against every rung at equal time, or earlier ladders combined."""
+
+    games: int = 20
+    """games per rung (colour-swapped pairs); 0: play nothing, only combine the --merge ladders"""
+    more: int = 20
+    """extra games at rungs scored between 25% and 75%"""
+    byoyomi: int = 1000
+    """ms per move for both sides"""
+    jobs: int = 1
+    """games played at once"""
+    options: dict[str, str] = setting(factory=lambda: {"Threads": "1"}, flag="--option")
+    """a USI option of messiah; repeatable"""
+    rungs: str = ""
+    """only the rungs whose names contain these comma-separated words, e.g. 'Skill 0,gpsshogi'"""
+    seed: int = 0
+    """which openings are drawn"""
+    merge: list[str] = setting(factory=list, repeat=True, metavar="DIR")
+    """count the games of an earlier ladder of the same engine and clock (DIR/ladder.json, or that file) with
+    this run's, rung by rung; repeatable; a rung's openings seed may not come twice (replay with another
+    --seed)"""
+    out: str = "runs/ladder"
+    """directory for the records, ladder.md/json/png/svg"""
+
+    def __post_init__(self) -> None:
+        if self.games <= 0 and not self.merge:
+            raise ValueError("--games 0 plays nothing: name the ladders to combine with --merge DIR")
+        at_least(self, 0, "games", "more")
+        at_least(self, 1, "byoyomi", "jobs")
 
 
 @dataclass(frozen=True)
@@ -36,6 +69,30 @@ def default_rungs() -> list[Rung]:
     skills = [-20, -10, 0, 5, 10, 15, 20]
     return [Rung(f"fairy-stockfish Skill {s}", FAIRY, {"Skill Level": str(s), "Threads": "1"}) for s in skills] + \
         [Rung("gpsshogi 0.7.0", GPSSHOGI, {"Thread": "1"})]
+
+
+def ladder(cfg: LadderConfig) -> dict:
+    """Play the ladder (``cfg.games`` > 0) and combine it with the ``cfg.merge`` ladders; write ladder.json, .md,
+    .png and .svg to ``cfg.out`` and return their paths (:func:`write_ladder`)."""
+    merge = [Path(d) for d in cfg.merge]
+    if len({d.resolve() for d in merge}) < len(merge):
+        raise ValueError("a ladder named twice in --merge would count its games twice")
+    if cfg.games > 0 and Path(cfg.out).resolve() in {(d if d.is_dir() else d.parent).resolve() for d in merge}:
+        raise ValueError(f"--out {cfg.out} is a ladder being merged: its records would be overwritten; "
+                         "play into another --out")
+    earlier = [read_ladder(d) for d in merge]
+    rungs = default_rungs()
+    if cfg.rungs:
+        wanted = [w.strip() for w in cfg.rungs.split(",")]
+        rungs = [r for r in rungs if any(w in r.name for w in wanted)]
+        if not rungs:
+            raise ValueError(f"no rung matches {cfg.rungs!r}: choose from {', '.join(r.name for r in default_rungs())}")
+    base = MatchConfig(opponent="", options=dict(cfg.options), jobs=cfg.jobs, byoyomi=cfg.byoyomi, seed=cfg.seed,
+                       out=cfg.out)
+    rows = merge_rows(*earlier, run_ladder(base, rungs, cfg.games, cfg.more, earlier) if cfg.games > 0 else [])
+    if not rows:
+        raise ValueError("the merged ladders hold no games")
+    return write_ladder(rows, cfg.out)
 
 
 def needs_more(score: float) -> bool:

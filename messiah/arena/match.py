@@ -18,19 +18,21 @@ import shutil
 import stat
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import NamedTuple
 
 from cshogi import CSA
 from tqdm import tqdm
 
-from messiah.arena.stats import Game, elo_text, summarize
+from messiah.arena.stats import Game, elo_text, parse_sprt, summarize
+from messiah.config import at_least, setting
 from messiah.paths import SHARED_DATA
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 OPENING_PLIES = 24
-DRAW_PLY = 320  # the teacher data's draw length; cshogi.cli's own default is 256
+DRAW_PLY = 320  # the teacher data's draw length (gensfen's, the RL loop's); cshogi.cli's own default is 256
+BYOYOMI = 1000  # ms per move of a match that names no clock
 
 
 @dataclass
@@ -38,19 +40,42 @@ class MatchConfig:
     """Everything one match needs. Times are in milliseconds; options are USI option name -> value."""
 
     opponent: str
-    engine: str = ""  # empty: this installation's messiah-usi
-    options: dict[str, str] = field(default_factory=dict)
-    opponent_options: dict[str, str] = field(default_factory=dict)
+    """the other engine's command, e.g. /usr/games/fairy-stockfish"""
+    engine: str = ""
+    """the first engine's command (empty: this installation's messiah-usi)"""
+    options: dict[str, str] = setting(factory=dict, flag="--option")
+    """a USI option of the first engine; repeatable"""
+    opponent_options: dict[str, str] = setting(factory=dict, flag="--opponent-option")
+    """a USI option of the opponent, e.g. 'Skill Level=-20'; repeatable"""
     games: int = 2
+    """games, in pairs of one opening with colours swapped"""
     jobs: int = 1
-    byoyomi: int | None = 1000
+    """games played at once, each in its own process"""
+    byoyomi: int | None = None
+    """ms per move after the main time (default: 1000 when there is no --time)"""
     time: int | None = None
+    """main time in ms (sudden death, or Fischer with --inc)"""
     inc: int | None = None
+    """increment per move in ms"""
     openings: str | None = str(DEFAULT_OPENINGS)
+    """file of 'startpos moves ...' lines (24 plies are played), or 'none' to start every game from the
+    start position"""
     seed: int = 0
+    """which openings are drawn"""
     draw: int = DRAW_PLY
+    """a game still going at this ply is a draw"""
     out: str = "runs/match"
-    sprt: tuple[float, float] | None = None  # (elo0, elo1): stop when the SPRT accepts one of them
+    """directory for the CSA records and match.log"""
+    sprt: tuple[float, float] | None = setting(None, parse=parse_sprt, metavar="ELO0,ELO1")
+    """stop as soon as a sequential probability ratio test (pentanomial GSPRT, alpha = beta = 0.05) accepts
+    elo0 or elo1; --games is the most; write --sprt=-30,30 when elo0 is negative"""
+
+    def __post_init__(self) -> None:
+        if self.byoyomi is None and self.time is None:
+            self.byoyomi = BYOYOMI
+        if self.openings in ("", "none"):
+            self.openings = None
+        at_least(self, 1, "games", "jobs", "draw")
 
 
 def messiah_command() -> str:
@@ -244,15 +269,4 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
                         f"pentanomial pairs {t['pentanomial']}): LLR {t['llr']:.2f} (bounds {t['lower']:.2f}, "
                         f"{t['upper']:.2f}): {t['decision']}")
     return "\n".join(lines)
-
-
-def parse_options(pairs: list[str] | None) -> dict[str, str]:
-    """``NAME=VALUE`` strings (the name may contain spaces: ``Skill Level=-20``) as a dict."""
-    options = {}
-    for pair in pairs or []:
-        name, sep, value = pair.partition("=")
-        if not sep or not name.strip():
-            raise ValueError(f"option {pair!r}: expected NAME=VALUE")
-        options[name.strip()] = value.strip()
-    return options
 

@@ -17,16 +17,18 @@ multi-modal parameters as they are. Measure both if tuning ever becomes the bott
 from __future__ import annotations
 
 import csv
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 from tqdm import tqdm
 
 from messiah.arena.match import MatchConfig, messiah_command, play_match
 from messiah.arena.stats import summarize
+from messiah.config import at_least, setting
 
 STUDY = "messiah-tune"
 NODES_BYOYOMI = 60_000  # with --nodes, the clock only has to stay out of the way of the node budget
+BYOYOMI = 300  # ms per move of a study that names no clock
 
 
 @dataclass(frozen=True)
@@ -67,17 +69,37 @@ class TuneConfig:
     after it if also given), which is what the time-management options need; ``nodes`` (a node budget per
     move for both sides) replaces the clock."""
 
-    params: list[Param]
+    params: list[Param] = setting(flag="--param", parse=Param.parse, repeat=True,
+                                  metavar="NAME:LOW:HIGH[:int|float][:log]")
+    """a USI option to tune and its range; repeatable, e.g. PuctC:50:400 PuctTemperature:10:200:log"""
     trials: int = 30
+    """finished trials the study should hold (a rerun resumes)"""
     games: int = 20
-    byoyomi: int | None = 300
+    """games per trial, in colour-swapped pairs"""
+    byoyomi: int | None = None
+    """ms per move for both sides (default: 300 when there is no --time or --nodes)"""
     time: int | None = None
+    """main time in ms (sudden death, or Fischer with --inc): the clock that the time-management options
+    TimeHorizon, TimeMinMovesToGo, TimeObvious, TimeUnstable act on"""
     inc: int | None = None
+    """increment per move in ms"""
     nodes: int | None = None
+    """a node budget per move for both sides instead of a clock"""
     jobs: int = 1
-    options: dict[str, str] = field(default_factory=dict)  # both sides, e.g. Threads=1, Search=puct
+    """games played at once"""
+    options: dict[str, str] = setting(factory=lambda: {"Threads": "1"}, flag="--option")
+    """a USI option of both sides, e.g. Search=puct; repeatable"""
     out: str = "runs/tune"
+    """directory for study.db, trials.csv, tune.png and the games"""
     seed: int = 0
+    """the sampler's seed and the first trial's openings"""
+
+    def __post_init__(self) -> None:
+        if self.nodes and (self.byoyomi or self.time or self.inc):
+            raise ValueError("--nodes replaces the clock; leave out --byoyomi, --time and --inc")
+        if self.byoyomi is None and self.time is None and not self.nodes:
+            self.byoyomi = BYOYOMI
+        at_least(self, 1, "trials", "games", "jobs", "nodes")
 
 
 def tune(cfg: TuneConfig) -> dict:

@@ -3,17 +3,39 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from tqdm import tqdm
 
+from messiah.config import at_least
 from messiah.evaluator import Evaluator
 from messiah.winrate import TEACHER_SCALE
 
 CHUNK = 256
 
 
-def evaluate_file(model: str | None, path: str, limit: int = 0, threads: int = 0,
-                  scale: float = TEACHER_SCALE) -> dict:
+@dataclass
+class EvaluateConfig:
+    """``messiah evaluate``: a model on a data file."""
+
+    data: str
+    """hcpe, psv/bin, CSA, KIF/KIFU or jsonl (sfen, bestmove, eval) file"""
+    model: str | None = None
+    """ONNX model (default: the shipped one)"""
+    limit: int = 0
+    """evaluate the first N positions only (0: all)"""
+    threads: int = 0
+    """onnxruntime threads (0: onnxruntime's own choice)"""
+    scale: float = TEACHER_SCALE
+    """cp per logit of the data's evals (fitted on the shared teacher data, as pretraining's)"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 0, "limit", "threads")
+
+
+def evaluate_file(model: str | None, path: str, limit: int = EvaluateConfig.limit,
+                  threads: int = EvaluateConfig.threads, scale: float = EvaluateConfig.scale) -> dict:
     """agreement, top3, value_mse and n over the records of ``path`` (the first ``limit`` when nonzero).
 
     n counts the positions whose teacher move is legal (records without one, such as a psv record with

@@ -19,11 +19,33 @@ import cshogi
 import numpy as np
 from cshogi import CSA
 
+from messiah.config import setting
 from messiah.features import hcp_arrays
-from messiah.winrate import MESSIAH, TEACHER, WinRateScale
+from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, TEACHER, WinRateScale
 
 MAX_ABS_CP = 1000
 CP_UNIT = 1000.0  # cp are divided by this inside the fits, which keeps the two parameters on one scale
+
+
+@dataclass
+class FitConfig:
+    """``messiah fit-winrate``: the records to fit, and what the plot and the derived options need."""
+
+    records: list[str] = setting(positional=True)
+    """CSA records (files, or directories of *.csa) and/or hcpe files"""
+    player: str | None = None
+    """only the moves of the player of this name (CSA records)"""
+    png: str = "winrate_fit.png"
+    """where to write the plot"""
+    made_with: tuple[float, float] = setting(tuple(MESSIAH_OPTIONS), metavar=("SCALE", "BIAS"))
+    """messiah's ScoreScale and ScoreBias when the records were made"""
+
+    def paths(self) -> list[str]:
+        """The record files: a directory's *.csa files, sorted, in its place."""
+        out = []
+        for path in map(Path, self.records):
+            out += sorted(str(p) for p in path.glob("*.csa")) if path.is_dir() else [str(path)]
+        return out
 
 
 @dataclass
