@@ -48,7 +48,8 @@ def eval_target(scale: float = TEACHER_SCALE) -> WinRateScale:
     return WinRateScale(1.0 / scale, 0.0)
 
 
-# messiah's score cp, calibrated on its own games by `messiah fit-winrate` (README, "Matches and the win-rate curve"): these
-# options make a cp the engine prints read on the TEACHER curve as the win rate its games showed.
+# messiah's score cp, calibrated on its own games by `messiah fit-winrate` (docs/strength.md, "The score's
+# calibration"): these options make a cp the engine prints read on the TEACHER curve as the win rate its games
+# showed.
 MESSIAH_OPTIONS = (742, -135)  # ScoreScale, ScoreBias
 MESSIAH = WinRateScale.from_options(*MESSIAH_OPTIONS)
