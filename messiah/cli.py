@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from messiah.config import add_arguments, from_args, from_dict, plain
-from messiah.evaluator import ModelError
+from messiah.errors import MessiahError, UserError
 
 
 def _config(args: argparse.Namespace, base: object = None):
@@ -54,13 +54,9 @@ def _evaluate(args: argparse.Namespace) -> None:
 
 
 def _gensfen(args: argparse.Namespace) -> None:
-    from messiah.arena.client import EngineError
     from messiah.train.gensfen import gensfen
 
-    try:
-        counts = gensfen(_config(args))
-    except EngineError as e:
-        raise SystemExit(f"messiah gensfen: {e}") from None
+    counts = gensfen(_config(args))
     if args.json:
         print(json.dumps(counts))
     else:
@@ -102,7 +98,7 @@ def _pretrain(args: argparse.Namespace) -> None:
             out = getattr(args, "out", TrainConfig.out)
             base = from_dict(TrainConfig, {**load_checkpoint(checkpoint_path(out))["config"], "out": out})
         elif not getattr(args, "data", None):
-            raise ValueError("no data files given (or --resume a run from its --out)")
+            raise UserError("no data files given (or --resume a run from its --out)")
         path = train(_config(args, base), resume=args.resume)
         if int(os.environ.get("RANK", "0")) == 0:  # under torchrun, one line, not one per process
             print(path)
@@ -132,10 +128,11 @@ def _export(args: argparse.Namespace) -> None:
 def _analyze(args: argparse.Namespace) -> None:
     from messiah.tools.analyze import analyze_position
 
-    analysis = analyze_position(" ".join(args.position), args.search, args.nodes, args.movetime, args.depth,
-                                args.model, args.threads)
-    for path in filter(None, (args.svg, args.png)):
-        print(f"picture: {analysis.picture(args.flip).save(path)}", file=sys.stderr)
+    cfg = _config(args)
+    analysis = analyze_position(" ".join(cfg.position), nodes=cfg.nodes, movetime=cfg.movetime, depth=cfg.depth,
+                                options=cfg.engine_options())
+    for path in filter(None, (cfg.svg, cfg.png)):
+        print(f"picture: {analysis.picture(cfg.flip).save(path)}", file=sys.stderr)
     out = analysis.to_dict()
     if args.json:
         print(json.dumps(out))
@@ -149,26 +146,29 @@ def _analyze(args: argparse.Namespace) -> None:
 
 
 def _annotate(args: argparse.Namespace) -> None:
-    from messiah.evaluator import Evaluator
+    from messiah.engine.engine import engine_settings, load_evaluator
     from messiah.tools.annotate import annotate_record, plot, read_record, summary_table, write_kif
 
-    record = read_record(args.record)  # before the model loads: a bad file fails at once
-    movetime = args.movetime if args.nodes is None else None
-    analysis = annotate_record(record, Evaluator(args.model, threads=args.threads), args.search, movetime,
-                               args.nodes, args.threshold, progress=not args.quiet)
+    cfg = _config(args)
+    record = read_record(cfg.record)  # before the model loads: a bad file fails at once
+    options = cfg.engine_options()
+    analysis = annotate_record(record, load_evaluator(engine_settings(options)), None,
+                               None if cfg.nodes else cfg.movetime, cfg.nodes, cfg.threshold,
+                               progress=not cfg.quiet, options=options)
     print(summary_table(analysis))
-    if args.out:
-        print(f"kif: {write_kif(analysis, args.out)}")
-    if args.png:
-        print(f"graph: {plot(analysis, args.png)}")
+    if cfg.out:
+        print(f"kif: {write_kif(analysis, cfg.out)}")
+    if cfg.png:
+        print(f"graph: {plot(analysis, cfg.png)}")
 
 
 def _play(args: argparse.Namespace) -> None:
-    if not args.web:
-        raise ValueError("say --web: the browser is the only board so far (a GUI can run messiah-usi)")
     from messiah.tools.web import serve
 
-    serve(args.host, args.port, args.movetime, args.model, args.search, args.threads)
+    cfg = _config(args)
+    if not cfg.web:
+        raise UserError("say --web: the browser is the only board so far (a GUI can run messiah-usi)")
+    serve(cfg.host, cfg.port, cfg.movetime, options=cfg.engine_options())
 
 
 def _match(args: argparse.Namespace) -> None:
@@ -237,17 +237,6 @@ def _usi(args: argparse.Namespace) -> None:
     main([])
 
 
-def positive(text: str) -> int:
-    """argparse type: a whole number of at least 1."""
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
-    return value
-
-
 class _Help(argparse.HelpFormatter):
     """A flag's default added to its help once, and only when the help does not already say it and there is one
     to say (not None, off or empty): what the hand-typed flags need; the generated ones write their own."""
@@ -283,8 +272,11 @@ def build_parser() -> argparse.ArgumentParser:
     from messiah.arena.match import MatchConfig
     from messiah.arena.tune import TuneConfig
     from messiah.tools import bench
+    from messiah.tools.analyze import AnalyzeConfig
+    from messiah.tools.annotate import AnnotateConfig
     from messiah.tools.evaluate import EvaluateConfig
     from messiah.tools.fitwinrate import FitConfig
+    from messiah.tools.web import PlayConfig
     from messiah.train.config import ExportConfig, TrainConfig
     from messiah.train.gensfen import GensfenConfig
     from messiah.train.rl.config import RLConfig
@@ -294,49 +286,14 @@ def build_parser() -> argparse.ArgumentParser:
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
-    p = sub.add_parser("usi", help="run the USI engine on stdin/stdout (same as messiah-usi)")
+    p = sub.add_parser("usi", help="run the USI engine on stdin/stdout (same as messiah-usi)",
+                       description="The USI engine on stdin/stdout, as messiah-usi: register messiah-usi in a GUI, "
+                       "or type usi, isready, position startpos, go movetime 1000, quit.")
     p.set_defaults(func=_usi)
-
-    p = sub.add_parser("analyze", help="search a position and print every legal move's Q")
-    p.add_argument("position", nargs="+", help="an sfen, or 'startpos moves ...' / 'sfen ... moves ...'")
-    p.add_argument("--search", default="puct", choices=["puct", "alphabeta", "ucb1"], help="the search to run")
-    limit = p.add_mutually_exclusive_group()
-    limit.add_argument("--nodes", type=positive, help="search this many nodes")
-    limit.add_argument("--movetime", type=positive, help="search this many milliseconds")
-    limit.add_argument("--depth", type=positive, help="search to this depth (default: the search's own small limit)")
-    p.add_argument("--model", help="ONNX model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
-    p.add_argument("--json", action="store_true", help="print one JSON object")
-    p.add_argument("--svg", help="also draw the board with every legal move coloured by its Q to this SVG file")
-    p.add_argument("--png", help="the same picture as PNG (needs rsvg-convert or cairosvg)")
-    p.add_argument("--flip", action="store_true", help="draw the board from white's side")
-    p.set_defaults(func=_analyze)
-
-    p = sub.add_parser("annotate", help="search every position of a KIF/CSA game: scores, best moves, mistakes")
-    p.add_argument("record", help="a game record: .kif (Shift_JIS or UTF-8), .kifu or .csa")
-    limit = p.add_mutually_exclusive_group()
-    limit.add_argument("--movetime", type=int, default=1000, help="milliseconds of search per position")
-    limit.add_argument("--nodes", type=int, help="nodes of search per position (instead of --movetime)")
-    p.add_argument("--threshold", type=float, default=0.1, help="win rate a move must lose to be a mistake")
-    p.add_argument("--out", help="write the game with a comment under each move to this KIF (.kif or .kifu)")
-    p.add_argument("--png", help="write a win-rate graph of the game, mistakes marked, to this PNG")
-    p.add_argument("--search", default="puct", choices=["puct", "alphabeta", "ucb1"], help="the search")
-    p.add_argument("--model", help="ONNX model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
-    p.set_defaults(func=_annotate)
-
-    p = sub.add_parser("play", help="play messiah in a browser on this machine (--web)")
-    p.add_argument("--web", action="store_true", help="serve the board as a web page")
-    p.add_argument("--host", default="127.0.0.1", help="address to listen on (0.0.0.0 opens it to the network)")
-    p.add_argument("--port", type=int, default=8000, help="port to listen on")
-    p.add_argument("--movetime", type=int, default=1000,
-                   help="messiah's milliseconds per move (the page can change it)")
-    p.add_argument("--search", default="puct", choices=["puct", "alphabeta", "ucb1"], help="the search")
-    p.add_argument("--model", help="ONNX model (default: the shipped one)")
-    p.add_argument("--threads", type=int, default=1, help="onnxruntime threads")
-    p.set_defaults(func=_play)
-
+    _command(sub, "analyze", AnalyzeConfig, _analyze, "search a position and print every legal move's Q", [as_json])
+    _command(sub, "annotate", AnnotateConfig, _annotate, "search every position of a KIF/CSA game: scores, best "
+             "moves, mistakes")
+    _command(sub, "play", PlayConfig, _play, "play messiah in a browser on this machine (--web)")
     _command(sub, "match", MatchConfig, _match, "play games against another USI engine (through cshogi.cli)",
              [as_json])
     _command(sub, "ladder", LadderConfig, _ladder, "play messiah against fairy-stockfish at Skill Level -20..20 and "
@@ -384,14 +341,17 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> None:
+    """Run one subcommand. An error meant for the user (MessiahError: bad input, a missing or malformed file, a
+    dead engine) or a file the system cannot open is one line and exit status 2; anything else is a bug and
+    keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
-    except (ModelError, ValueError, FileNotFoundError) as e:
-        print(f"messiah {args.command}: {e}", file=sys.stderr)
-        sys.exit(2)
     except BrokenPipeError:  # output piped into head & co.
         sys.stdout = open(os.devnull, "w")
+    except (MessiahError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+        print(f"messiah {args.command}: {e}", file=sys.stderr)
+        sys.exit(2)
 
 
 if __name__ == "__main__":

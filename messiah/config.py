@@ -28,17 +28,20 @@ from collections.abc import Callable
 from dataclasses import MISSING, dataclass, field
 from typing import Any, Literal
 
+from messiah.errors import UserError
+
 
 def setting(default: Any = MISSING, *, factory: Callable[[], Any] | Any = MISSING, runtime: bool = False,
             flag: str | None = None, parse: Callable[[str], Any] | None = None, metavar: str | tuple | None = None,
-            positional: bool = False, repeat: bool = False, paths: bool = False) -> Any:
+            positional: bool = False, repeat: bool = False, paths: bool = False, shown: str | None = None) -> Any:
     """A dataclass field with what its type does not say. ``runtime``: may change when a run continues
     (:func:`run_changes` skips it); ``flag``: the flag's name when it is not ``--field-name``; ``parse``: turns
     the text of one value into the value; ``positional``: an argument without a flag; ``repeat``: a list given
     as one flag per item (``--param A --param B``) instead of several values after one flag; ``paths``: a path
-    or list of paths, compared as absolute paths."""
+    or list of paths, compared as absolute paths; ``shown``: the default as the help says it, where its value
+    depends on the machine (a path under $MESSIAH_DATA)."""
     meta = {"runtime": runtime, "flag": flag, "parse": parse, "metavar": metavar, "positional": positional,
-            "repeat": repeat, "paths": paths}
+            "repeat": repeat, "paths": paths, "shown": shown}
     return field(default=default, default_factory=factory, metadata={k: v for k, v in meta.items() if v})
 
 
@@ -126,8 +129,8 @@ def flag_help(leaf: Leaf) -> str:
     text = plain(leaf.doc)
     if leaf.kind is bool:
         text = f"do not {text}" if leaf.default else text
-    elif shown(leaf.default) and "default" not in text.lower():
-        text += f" (default: {shown(leaf.default)})"
+    elif (default := leaf.meta.get("shown") or shown(leaf.default)) and "default" not in text.lower():
+        text += f" (default: {default})"
     return text.replace("%", "%%")
 
 
@@ -272,7 +275,7 @@ def check_choices(cfg: Any) -> None:
     """ValueError naming the first Literal field whose value is not one of its choices."""
     for name, kind in typing.get_type_hints(type(cfg)).items():
         if typing.get_origin(kind) is Literal and getattr(cfg, name) not in typing.get_args(kind):
-            raise ValueError(f"{_flag(name)} {getattr(cfg, name)!r}: expected one of "
+            raise UserError(f"{_flag(name)} {getattr(cfg, name)!r}: expected one of "
                              f"{', '.join(map(str, typing.get_args(kind)))}")
 
 
@@ -281,14 +284,14 @@ def at_least(cfg: Any, low: float, *names: str) -> None:
     for name in names:
         value = getattr(cfg, name)
         if value is not None and value < low:
-            raise ValueError(f"{_flag(name)} must be at least {low}, not {value}")
+            raise UserError(f"{_flag(name)} must be at least {low}, not {value}")
 
 
 def within(cfg: Any, low: float, high: float, *names: str) -> None:
     """ValueError naming the first of the fields outside [low, high]."""
     for name in names:
         if not low <= getattr(cfg, name) <= high:
-            raise ValueError(f"{_flag(name)} must be in [{low}, {high}], not {getattr(cfg, name)}")
+            raise UserError(f"{_flag(name)} must be in [{low}, {high}], not {getattr(cfg, name)}")
 
 
 def parse_options(pairs: list[str] | None) -> dict[str, str]:
@@ -297,6 +300,6 @@ def parse_options(pairs: list[str] | None) -> dict[str, str]:
     for pair in pairs or []:
         name, sep, value = pair.partition("=")
         if not sep or not name.strip():
-            raise ValueError(f"option {pair!r}: expected NAME=VALUE")
+            raise UserError(f"option {pair!r}: expected NAME=VALUE")
         options[name.strip()] = value.strip()
     return options

@@ -27,7 +27,7 @@ import cshogi
 import numpy as np
 import onnxruntime as ort
 
-from messiah.errors import MessiahError
+from messiah.errors import MessiahError, UserError
 from messiah.features import FEATURE_VERSION, SHAPE, PositionArrays, board_arrays, board_planes, planes
 from messiah.moves import legal_move_indices, pad_indices
 
@@ -84,7 +84,7 @@ def choose_providers(device: str = "auto") -> list:
     if device in ("auto", "cuda", "tensorrt") and "CUDAExecutionProvider" in available and gpu_driver:
         wanted.append("CUDAExecutionProvider")
     if device not in ("auto", "cuda", "tensorrt", "cpu"):
-        raise ValueError(f"unknown device {device!r}: use auto, cuda, tensorrt or cpu")
+        raise UserError(f"unknown device {device!r}: use auto, cuda, tensorrt or cpu")
     return [*wanted, "CPUExecutionProvider"]
 
 

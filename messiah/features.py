@@ -47,6 +47,8 @@ import cshogi
 import numpy as np
 from numba import njit, prange
 
+from messiah.errors import DataError
+
 NUM_CHANNELS = 36
 ROWS, COLS = 11, 9
 SHAPE = (NUM_CHANNELS, ROWS, COLS)
@@ -232,7 +234,7 @@ def hcp_arrays(hcps: np.ndarray) -> PositionArrays:
         try:
             board.set_hcp(hcps[i])
         except RuntimeError as e:
-            raise ValueError(f"record {i} is not a valid HuffmanCodedPos: {e}") from None
+            raise DataError(f"record {i} is not a valid HuffmanCodedPos: {e}") from None
         arrays.set(i, board)
     return arrays
 

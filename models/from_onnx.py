@@ -16,6 +16,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from messiah.errors import DataError
 from messiah.features import PositionArrays, planes
 from messiah.models.config import NetConfig
 from messiah.models.net import AllMovesNet
@@ -54,14 +55,14 @@ def net_from_onnx(path: str | Path, calibrate: bool = True) -> AllMovesNet:
     model = onnx.load(str(path))
     meta = {p.key: p.value for p in model.metadata_props}
     if meta.get("messiah.kind") != "all_moves" or "messiah.config" not in meta:
-        raise ValueError(f"{path}: not a messiah all-moves ONNX model (no messiah.kind/messiah.config metadata)")
+        raise DataError(f"{path}: not a messiah all-moves ONNX model (no messiah.kind/messiah.config metadata)")
     net = AllMovesNet(NetConfig.from_json(meta["messiah.config"]))
     weights = {i.name: torch.from_numpy(numpy_helper.to_array(i).copy()) for i in model.graph.initializer}
     rows = len(net.embedding) + 1
     table = [w for w in weights.values() if w.dim() == 2 and tuple(w.shape) == (rows, net.config.embed_dim)]
     bias = [w for w in weights.values() if w.dim() == 1 and len(w) == rows and w.is_floating_point()]
     if len(table) != 1 or len(bias) != 1:
-        raise ValueError(f"{path}: cannot find the Magic Vec table ({rows} x {net.config.embed_dim}) and its bias")
+        raise DataError(f"{path}: cannot find the Magic Vec table ({rows} x {net.config.embed_dim}) and its bias")
     state = net.state_dict()
     with torch.no_grad():
         net.embedding.copy_(table[0][:-1])
@@ -81,7 +82,7 @@ def net_from_onnx(path: str | Path, calibrate: bool = True) -> AllMovesNet:
                 module.bias.copy_(weights[f"{name}.bias"])
     missing = [k for k in state if k.startswith("value.") and f"{k}" not in weights]
     if missing:
-        raise ValueError(f"{path}: the dueling value head's weights are missing ({', '.join(missing)})")
+        raise DataError(f"{path}: the dueling value head's weights are missing ({', '.join(missing)})")
     if calibrate:
         _calibrate_batch_norms(net, torch.from_numpy(calibration_positions()))
     return net.eval()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
+from messiah.errors import UserError
 from messiah.evaluator import Evaluator
 from messiah.search.alphabeta import AlphaBeta
 from messiah.search.base import Limits, Searcher, SearchOption, SearchResult
@@ -42,5 +43,5 @@ def make_searcher(name: str, evaluator: Evaluator, **arguments) -> Searcher:
     """The searcher called ``name`` (one of SEARCH_NAMES) with constructor ``arguments``. Raises ValueError for
     an unknown name."""
     if name not in SEARCHERS:
-        raise ValueError(f"unknown search {name!r}: choose one of {', '.join(SEARCHERS)}")
+        raise UserError(f"unknown search {name!r}: choose one of {', '.join(SEARCHERS)}")
     return SEARCHERS[name](evaluator, **arguments)

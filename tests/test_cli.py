@@ -68,7 +68,7 @@ def test_every_flag_has_help_and_shows_its_default():
     missing = [f"{name} {'/'.join(action.option_strings) or action.dest}"
                for name, command in parsers.items() for action in flags(command) if not action.help]
     assert not missing, missing
-    assert "(default: puct)" in parsers["analyze"].format_help()
+    assert "(default: the engine's Search option, puct)" in " ".join(parsers["analyze"].format_help().split())
     assert "(default: 320)" in " ".join(parsers["match"].format_help().split())
 
 
@@ -88,9 +88,19 @@ def test_no_flag_says_its_default_twice_or_an_empty_one():
         assert all(line.lower().count("default") <= 1 for line in lines), name
 
 
+def test_no_help_shows_a_path_of_this_machine():
+    """Defaults that live in the shared data folder are shown as $MESSIAH_DATA/..., not as where this machine
+    keeps it (a user reading --help has another machine)."""
+    from messiah.paths import BESIDE_CHECKOUT, SHARED_DATA
+
+    for name, command in commands(build_parser()).items():
+        text = " ".join(command.format_help().split())
+        assert str(SHARED_DATA) not in text and str(BESIDE_CHECKOUT) not in text, name
+
+
 def test_json_is_one_shared_flag():
     parsers = commands(build_parser())
-    for name in ("match", "tune", "fit-winrate", "evaluate", "gensfen", "bench evaluator", "bench search",
+    for name in ("analyze", "match", "tune", "fit-winrate", "evaluate", "gensfen", "bench evaluator", "bench search",
                  "bench latency", "bench clock", "bench train"):
         help_texts = {a.help for a in parsers[name]._actions if "--json" in a.option_strings}
         assert help_texts == {"print the result as one JSON object"}, name
@@ -154,12 +164,19 @@ def test_match_tune_and_ladder_flags_build_their_configurations():
 
 
 def test_one_default_search_everywhere():
+    """analyze, annotate and play name no search of their own: without --search they play the engine's Search
+    option, which is the registry's default."""
+    from messiah.config import from_args
+    from messiah.engine.engine import engine_settings
     from messiah.engine.usi import OPTIONS
     from messiah.search import DEFAULT_SEARCH
 
     parser = build_parser()
-    subcommands = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
-    for name in ("analyze", "annotate", "play"):
-        search = next(a for a in subcommands.choices[name]._actions if a.dest == "search")
-        assert search.default == DEFAULT_SEARCH, name
+    for argv in (["analyze", "startpos"], ["annotate", "game.csa"], ["play", "--web"]):
+        args = parser.parse_args(argv)
+        cfg = from_args(args.config, args)
+        assert cfg.search is None and "Search" not in cfg.engine_options(), argv
+        assert engine_settings(cfg.engine_options())["Search"] == DEFAULT_SEARCH == "puct"
+        args = parser.parse_args([*argv, "--search", "ucb1", "--option", "BatchSize=4"])
+        assert from_args(args.config, args).engine_options() == {"Search": "ucb1", "BatchSize": "4"}
     assert OPTIONS["Search"].default == DEFAULT_SEARCH

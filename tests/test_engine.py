@@ -24,7 +24,7 @@ def evaluator():
 
 
 def test_the_usi_options_are_the_documented_ones():
-    """The README's option table (section "The USI engine"): the searches and their constants' defaults."""
+    """The README's option table (section "Options"): the searches and their constants' defaults."""
     out: list[str] = []
     UsiEngine(out.append).handle("usi")
     assert "option name Search type combo default puct var puct var alphabeta var ucb1" in out

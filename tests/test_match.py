@@ -8,6 +8,7 @@ import shutil
 import subprocess
 import sys
 
+import cshogi
 import numpy as np
 import pytest
 from cshogi import CSA
@@ -188,3 +189,29 @@ def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
 
     assert elo_text(elo_interval(10, 10, 0)[0]) == "+0"
     assert [elo_text(x) for x in (52.5, -131.4, math.inf, -math.inf)] == ["+52", "-131", "+inf", "-inf"]
+
+
+def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypatch):
+    """A clone without $MESSIAH_DATA still plays varied games: 'auto' openings fall back to random legal
+    moves from the start position, written beside the records, the same for the same seed."""
+    from messiah.arena import match
+
+    monkeypatch.setattr(match, "DEFAULT_OPENINGS", tmp_path / "absent.sfen")
+    cfg = match.MatchConfig(opponent="x", out=str(tmp_path / "m"), seed=5)
+    (tmp_path / "m").mkdir()
+    path = match.resolve_openings(cfg, 6)
+    lines = open(path).read().splitlines()
+    assert path == str(tmp_path / "m" / "openings.sfen") and len(lines) == 6 and len(set(lines)) == 6
+    for line in lines:
+        words = line.split()
+        assert words[:2] == ["startpos", "moves"] and len(words) == 2 + match.RANDOM_OPENING_PLIES
+        board = cshogi.Board()
+        for usi in words[2:]:
+            move = board.move_from_usi(usi)
+            assert board.is_legal(move), line
+            board.push(move)
+        assert not board.is_game_over()
+    assert match.random_openings(6, 5) == lines and match.random_openings(6, 6) != lines
+    assert match.resolve_openings(match.MatchConfig(opponent="x", openings="none"), 3) is None
+    monkeypatch.setattr(match, "DEFAULT_OPENINGS", tmp_path / "m" / "openings.sfen")
+    assert match.resolve_openings(cfg, 6) == str(tmp_path / "m" / "openings.sfen")  # the shared set when present

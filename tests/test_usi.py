@@ -414,3 +414,24 @@ def test_nodes_limit_caps_a_timed_search():
     go(e, "go byoyomi 60000")  # a minute of byoyomi, but 40 playouts
     nodes = [int(line.split(" nodes ")[1].split()[0]) for line in out if line.startswith("info depth")]
     assert nodes and max(nodes) <= 40 and len(bestmoves(out)) == 1
+
+
+def test_isready_says_which_model_runs_where_once_per_load():
+    """A GUI's log must tell which model made the moves: isready names the model, the first bytes of the
+    file's SHA-256 (computed here from the file) and the provider, and says it again only after a reload."""
+    import hashlib
+    import re
+
+    from messiah.evaluator import default_model_path
+
+    e, out = engine()
+    e.handle("isready")
+    digest = hashlib.sha256(default_model_path().read_bytes()).hexdigest()[:8]
+    said = [line for line in out if line.startswith("info string model")]
+    assert len(said) == 1 and re.fullmatch(rf"info string model m3 \(sha256 {digest}\) on (CPU|CUDA|TensorRT)", said[0])
+    assert out[-1] == "readyok"
+    e.handle("isready")
+    assert sum(line.startswith("info string model") for line in out) == 1
+    e.handle("setoption name Threads value 2")
+    e.handle("isready")
+    assert sum(line.startswith("info string model") for line in out) == 2

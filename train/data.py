@@ -28,6 +28,7 @@ import cshogi.CSA
 import cshogi.KIF
 import numpy as np
 
+from messiah.errors import DataError
 from messiah.features import PositionArrays, mirror_planes, planes
 from messiah.moves import legal_move_indices, mirror_indices, move_indices, pad_indices
 from messiah.winrate import MAX_CP  # mate scores, as in the shared teacher data; every eval is clipped to +-MAX_CP
@@ -64,7 +65,7 @@ def _check_size(path: Path, dtype: np.dtype, kind: str) -> None:
     """Raise ValueError naming the file unless it holds a whole, non-zero number of ``dtype`` records."""
     size = path.stat().st_size
     if size == 0 or size % dtype.itemsize:
-        raise ValueError(f"{path}: {size} bytes is not a whole number of {dtype.itemsize}-byte {kind} "
+        raise DataError(f"{path}: {size} bytes is not a whole number of {dtype.itemsize}-byte {kind} "
                          f"records (truncated or not a {kind} file)")
 
 
@@ -87,7 +88,7 @@ def _check_rows(packed: np.ndarray, results: np.ndarray, allowed: range, kind: s
     if len(kings) or len(wrong):
         i = int(min(kings[:1].tolist() + wrong[:1].tolist()))
         what = "a king off the board" if i in kings[:1] else f"result {results[i]}"
-        raise ValueError(f"record {rows[i] if rows is not None else i} is not a valid {kind} record ({what})")
+        raise DataError(f"record {rows[i] if rows is not None else i} is not a valid {kind} record ({what})")
 
 
 def check_hcpe(records: np.ndarray, rows: Sequence[int] | None = None) -> None:
@@ -112,7 +113,7 @@ def read_hcpe(path: str | os.PathLike) -> np.ndarray:
         check_hcpe(records[:CHECKED_RECORDS])
         cshogi.Board().set_hcp(np.asarray(records["hcp"][0]))
     except (ValueError, RuntimeError) as e:
-        raise ValueError(f"{path}: {e}; not an hcpe file?") from None
+        raise DataError(f"{path}: {e}; not an hcpe file?") from None
     return records
 
 
@@ -127,7 +128,7 @@ def read_psv(path: str | os.PathLike) -> np.ndarray:
         _check_psv(records[:CHECKED_RECORDS])
         psv_to_hcpe(records[:1])
     except ValueError as e:
-        raise ValueError(f"{path}: {e}; not a psv file?") from None
+        raise DataError(f"{path}: {e}; not a psv file?") from None
     return records
 
 
@@ -141,7 +142,7 @@ def read_selfplay(path: str | os.PathLike) -> np.ndarray:
         check_hcpe(records[:CHECKED_RECORDS][HCPE_FIELDS])
         cshogi.Board().set_hcp(np.asarray(records["hcp"][0]))
     except (ValueError, RuntimeError) as e:
-        raise ValueError(f"{path}: {e}; not a self-play file?") from None
+        raise DataError(f"{path}: {e}; not a self-play file?") from None
     return records
 
 
@@ -167,7 +168,7 @@ def psv_to_hcpe(records: np.ndarray, rows: Sequence[int] | None = None) -> np.nd
         try:
             board.set_psfen(np.asarray(sfens[i]))
         except RuntimeError as e:
-            raise ValueError(f"record {rows[i] if rows is not None else i} is not a packed sfen ({e})") from None
+            raise DataError(f"record {rows[i] if rows is not None else i} is not a packed sfen ({e})") from None
         board.to_hcp(out_hcp[i])
         turns[i] = board.turn
         out["bestMove16"][i] = cshogi.move16_from_psv(int(moves[i]))
@@ -189,7 +190,7 @@ def _decode_text(path: Path, encodings: Sequence[str]) -> str:
             return data.decode(encoding)
         except UnicodeDecodeError:
             continue
-    raise ValueError(f"{path}: not text in {' or '.join(encodings)}")
+    raise DataError(f"{path}: not text in {' or '.join(encodings)}")
 
 
 @dataclass
@@ -251,18 +252,18 @@ def _parse_games(path: Path) -> list[_Game]:
     if suffix in CSA_SUFFIXES:
         text = _decode_text(path, ("utf-8-sig", "cp932")).replace("\r\n", "\n")
         if (reason := _csa_crash_reason(text)) is not None:
-            raise ValueError(f"{path}: not a CSA record: {reason}")
+            raise DataError(f"{path}: not a CSA record: {reason}")
         try:
             parsed = cshogi.CSA.Parser.parse_str(text)
         except (ValueError, RuntimeError) as e:
-            raise ValueError(f"{path}: not a CSA record: {e}") from None
+            raise DataError(f"{path}: not a CSA record: {e}") from None
         return [_Game(p.sfen, list(p.moves), int(p.win), _csa_scores(p), p.endgame not in ("", "%CHUDAN"))
                 for p in parsed if p.sfen]
     text = _decode_text(path, ("utf-8-sig",) if suffix == ".kifu" else ("utf-8-sig", "cp932"))
     try:
         p = cshogi.KIF.Parser.parse_str(text)
     except Exception as e:  # the KIF parser raises KeyError, ValueError, IndexError, ParserException...
-        raise ValueError(f"{path}: not a KIF record: {type(e).__name__}: {e}") from None
+        raise DataError(f"{path}: not a KIF record: {type(e).__name__}: {e}") from None
     result = cshogi.DRAW if p.win is None else int(p.win)
     return [_Game(p.sfen, list(p.moves), result, [None] * len(p.moves), p.win is not None)]
 
@@ -289,7 +290,7 @@ def read_games(path: str | os.PathLike) -> GameRecords:
     path = Path(path)
     games = _parse_games(path)
     if not any(g.moves for g in games):
-        raise ValueError(f"{path}: no game with moves (empty, or not a {path.suffix} record)")
+        raise DataError(f"{path}: no game with moves (empty, or not a {path.suffix} record)")
     hcps, evals, moves16, results, known, starts, results_known = [], [], [], [], [], [], []
     hcp = np.empty(1, cshogi.HuffmanCodedPos)
     for number, game in enumerate(games, 1):
@@ -298,11 +299,11 @@ def read_games(path: str | os.PathLike) -> GameRecords:
         try:
             board = cshogi.Board(game.sfen)
         except RuntimeError as e:
-            raise ValueError(f"{path}: game {number}: bad start position {game.sfen!r} ({e})") from None
+            raise DataError(f"{path}: game {number}: bad start position {game.sfen!r} ({e})") from None
         starts.append(len(hcps))
         for ply, (move, score) in enumerate(zip(game.moves, game.scores, strict=True), 1):
             if not is_legal(board, move):
-                raise ValueError(f"{path}: game {number}, move {ply} is missing or illegal in {board.sfen()}")
+                raise DataError(f"{path}: game {number}, move {ply} is missing or illegal in {board.sfen()}")
             board.to_hcp(hcp)
             hcps.append(hcp["hcp"][0].copy())
             sign = 1 if board.turn == cshogi.BLACK else -1
@@ -348,11 +349,11 @@ def read_jsonl(path: str | os.PathLike) -> GameRecords:
             sfen, usi = item["sfen"], item["bestmove"]
             value = item.get("eval")
         except (json.JSONDecodeError, KeyError, TypeError, AttributeError) as e:
-            raise ValueError(f"{where}: not a JSON object with 'sfen' and 'bestmove' ({e})") from None
+            raise DataError(f"{where}: not a JSON object with 'sfen' and 'bestmove' ({e})") from None
         if not isinstance(sfen, str) or not isinstance(usi, str):
-            raise ValueError(f"{where}: 'sfen' and 'bestmove' must be strings")
+            raise DataError(f"{where}: 'sfen' and 'bestmove' must be strings")
         if value is not None and (isinstance(value, bool) or not isinstance(value, int | float)):
-            raise ValueError(f"{where}: 'eval' must be a number, not {value!r}")
+            raise DataError(f"{where}: 'eval' must be a number, not {value!r}")
         try:  # the constructor turns cshogi's C++ errors into RuntimeError (set_sfen aborts the process)
             board = cshogi.Board(sfen)
         except RuntimeError:
@@ -365,16 +366,16 @@ def read_jsonl(path: str | os.PathLike) -> GameRecords:
         else:
             board = None
         if board is None:
-            raise ValueError(f"{where}: malformed sfen {sfen!r}")
+            raise DataError(f"{where}: malformed sfen {sfen!r}")
         move = board.move_from_usi(usi)
         if not is_legal(board, move):
-            raise ValueError(f"{where}: bestmove {usi!r} is not a legal move in {sfen}")
+            raise DataError(f"{where}: bestmove {usi!r} is not a legal move in {sfen}")
         hcps.append(hcp["hcp"][0].copy())
         evals.append(0 if value is None else int(np.clip(round(value), -MAX_CP, MAX_CP)))
         known.append(value is not None)
         moves16.append(cshogi.move16(move))
     if not hcps:
-        raise ValueError(f"{path}: no positions")
+        raise DataError(f"{path}: no positions")
     out = np.zeros(len(hcps), HCPE)
     out["hcp"] = np.array(hcps)
     out["eval"] = evals
@@ -434,7 +435,7 @@ class Records:
                 check_hcpe(records, rows)
             return records
         except ValueError as e:
-            raise ValueError(f"{self.path}: {e}") from None
+            raise DataError(f"{self.path}: {e}") from None
 
     @cached_property
     def has_evals(self) -> bool:
@@ -509,7 +510,7 @@ def read_records(path: str | os.PathLike) -> Records:
         games = read_jsonl(path) if suffix in JSONL_SUFFIXES else read_games(path)
         return Records(path, games.records, game_starts=games.game_starts, eval_known=games.eval_known,
                        result_known=games.result_known)
-    raise ValueError(f"{path}: unknown data format {suffix!r} (expected one of {', '.join(SUFFIXES)})")
+    raise DataError(f"{path}: unknown data format {suffix!r} (expected one of {', '.join(SUFFIXES)})")
 
 
 def follows(prev: np.ndarray, nxt: np.ndarray, max_plies: int = 2) -> bool:
@@ -604,7 +605,7 @@ def decode(records: np.ndarray) -> Decoded:
         try:
             board.set_hcp(np.asarray(hcps[i]))
         except RuntimeError as e:
-            raise ValueError(f"record {i} is not a valid HuffmanCodedPos: {e}") from None
+            raise DataError(f"record {i} is not a valid HuffmanCodedPos: {e}") from None
         moves, idx = legal_move_indices(board)
         where = np.flatnonzero(idx == move_indices(np.array([moves16[i]]), board.turn)[0])
         if len(where):

@@ -41,6 +41,7 @@ from tqdm import tqdm
 from messiah.arena.client import EngineError, UsiClient, resolve_engine
 from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, setting
+from messiah.errors import DataError, UserError
 from messiah.train.data import (
     HCPE,
     append_game_index,
@@ -82,19 +83,19 @@ def load_openings(path: str | os.PathLike) -> list[Opening]:
         try:
             board.set_position(line)
         except RuntimeError as e:
-            raise ValueError(f"{path}:{number}: not a USI position ({e})") from None
+            raise DataError(f"{path}:{number}: not a USI position ({e})") from None
         moves = board.history
         for _ in moves:  # back to the start, to check each move (set_position accepts bad promotions)
             board.pop()
         start = board.sfen()
         for i, move in enumerate(moves, 1):
             if not is_legal(board, move):
-                raise ValueError(f"{path}:{number}: move {i} ({cshogi.move_to_usi(move)}) is illegal")
+                raise DataError(f"{path}:{number}: move {i} ({cshogi.move_to_usi(move)}) is illegal")
             board.push(move)
         position = "startpos" if start == cshogi.STARTING_SFEN else f"sfen {start}"
         openings.append(Opening(position, tuple(cshogi.move_to_usi(m) for m in moves)))
     if not openings:
-        raise ValueError(f"{path}: no openings")
+        raise DataError(f"{path}: no openings")
     return openings
 
 
@@ -127,9 +128,9 @@ class GensfenConfig:
 
     def __post_init__(self) -> None:
         if (self.depth is None) == (self.nodes is None):
-            raise ValueError("give exactly one of --depth and --nodes")
+            raise UserError("give exactly one of --depth and --nodes")
         if self.positions is not None and self.games is not None:
-            raise ValueError("give at most one of --positions and --games")
+            raise UserError("give at most one of --positions and --games")
         at_least(self, 1, "depth", "nodes", "workers", "positions", "games")
         at_least(self, 0, "random_moves")
 
@@ -269,9 +270,9 @@ def prepare_output(path: Path) -> int:
             for row in (0, whole - 1):
                 board.set_hcp(records["hcp"][row])
         except (ValueError, RuntimeError) as e:
-            raise ValueError(f"{path}: not an hcpe file ({e}); not appending to it") from None
+            raise DataError(f"{path}: not an hcpe file ({e}); not appending to it") from None
     elif partial:
-        raise ValueError(f"{path}: {size} bytes, less than one hcpe record; not appending to it")
+        raise DataError(f"{path}: {size} bytes, less than one hcpe record; not appending to it")
     if partial:
         warnings.warn(f"{path}: cutting off a partial record of {partial} bytes (an interrupted write)",
                       stacklevel=3)

@@ -44,6 +44,7 @@ from torch import nn
 from tqdm import tqdm
 
 from messiah.config import from_dict, run_changes
+from messiah.errors import DataError, UserError
 from messiah.models.net import AllMovesNet
 from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
 from messiah.train.data import TeacherData
@@ -133,7 +134,7 @@ def validation_batches(data: TeacherData, cfg: TrainConfig, proc: Process) -> li
     batches = [batch_tensors(data.gather(rows[i : i + 512]).batch()) for i in range(0, len(rows), 512)]
     batches = [to_device(b, proc.device) for b in batches if len(b["teacher"])]
     if not batches:
-        raise ValueError(f"{', '.join(map(str, cfg.data))}: the held-out part (the last {cfg.val_fraction:.0%} of "
+        raise DataError(f"{', '.join(map(str, cfg.data))}: the held-out part (the last {cfg.val_fraction:.0%} of "
                          f"each file, from a game boundary) holds {len(data.val_index)} positions, none with a legal "
                          f"teacher move, out of {len(data.train_index) + len(data.val_index)}: too little data to "
                          "validate (give more games, or a larger val_fraction)")
@@ -149,11 +150,11 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
     out = Path(cfg.out)
     ckpt = checkpoint_path(out)
     if resume and not ckpt.exists():
-        raise ValueError(f"{ckpt}: no checkpoint to resume from (start the run without --resume)")
+        raise UserError(f"{ckpt}: no checkpoint to resume from (start the run without --resume)")
     saved = load_checkpoint(ckpt) if resume else None
     changes = run_changes(from_dict(TrainConfig, saved["config"]), cfg) if resume else []
     if changes:
-        raise ValueError(f"{ckpt}: resuming would change the run ({'; '.join(changes)}): resume with the run's "
+        raise UserError(f"{ckpt}: resuming would change the run ({'; '.join(changes)}): resume with the run's "
                          "own settings, or start a new run in another --out")
     proc = setup_process(cfg.device)
     out.mkdir(parents=True, exist_ok=True)

@@ -30,6 +30,7 @@ import torch.distributed as dist
 import torch.nn.functional as F
 from torch import nn
 
+from messiah.errors import DataError, UserError
 from messiah.models.config import NetConfig
 from messiah.models.export import export_onnx
 from messiah.models.net import AllMovesNet
@@ -125,13 +126,13 @@ def load_checkpoint(path: str | os.PathLike, device: torch.device | str = "cpu")
     with ``weights_only``: tensors and plain data only, nothing a file could run."""
     path = Path(path)
     if not path.is_file():
-        raise ValueError(f"{path}: no checkpoint there")
+        raise DataError(f"{path}: no checkpoint there")
     try:
         state = torch.load(path, map_location=device, weights_only=True)
     except Exception as e:  # pickle, zip and torch errors alike: the file is not a checkpoint
-        raise ValueError(f"{path}: not a messiah checkpoint ({type(e).__name__}: {str(e).splitlines()[0]})") from None
+        raise DataError(f"{path}: not a messiah checkpoint ({type(e).__name__}: {str(e).splitlines()[0]})") from None
     if not isinstance(state, dict) or not {"net", "config", "step"} <= state.keys():
-        raise ValueError(f"{path}: not a messiah checkpoint (no net, config and step)")
+        raise DataError(f"{path}: not a messiah checkpoint (no net, config and step)")
     return state
 
 
@@ -217,7 +218,7 @@ class Trainer:
         ValueError when it was written by another number of data-parallel processes (each drew its own
         batches: the run would not go on as it was)."""
         if state.get("world_size", 1) != self.proc.world:
-            raise ValueError(f"resuming would change the run (world size {state.get('world_size', 1)} -> "
+            raise UserError(f"resuming would change the run (world size {state.get('world_size', 1)} -> "
                              f"{self.proc.world}): resume with as many processes")
         self.net.load_state_dict(state["net"])
         self.optimizer.load_state_dict(state["optimizer"])

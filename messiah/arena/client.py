@@ -12,12 +12,13 @@ from collections.abc import Callable
 
 from cshogi.usi import Engine, InfoListener
 
+from messiah.errors import MessiahError, UserError
 from messiah.winrate import MAX_CP
 
 HANDSHAKE_SECONDS = 60.0  # for usiok/readyok: an executable that is not a USI engine must not hang us
 
 
-class EngineError(RuntimeError):
+class EngineError(MessiahError, RuntimeError):
     """The engine could not be started, died, did not speak USI, or played an illegal move."""
 
 
@@ -110,6 +111,6 @@ def resolve_engine(command: str) -> str:
     ValueError when there is none."""
     found = shutil.which(command)
     if found is None:
-        raise ValueError(f"engine {command!r} is not an executable file (give its path; no arguments)")
+        raise UserError(f"engine {command!r} is not an executable file (give its path; no arguments)")
     return os.path.abspath(found)
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from messiah.arena.match import MatchConfig, play_matches
 from messiah.arena.stats import elo_interval, elo_text, summarize
 from messiah.config import at_least, setting
+from messiah.errors import DataError, UserError
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
@@ -53,7 +54,7 @@ class LadderConfig:
 
     def __post_init__(self) -> None:
         if self.games <= 0 and not self.merge:
-            raise ValueError("--games 0 plays nothing: name the ladders to combine with --merge DIR")
+            raise UserError("--games 0 plays nothing: name the ladders to combine with --merge DIR")
         at_least(self, 0, "games", "more")
         at_least(self, 1, "byoyomi", "jobs")
 
@@ -76,9 +77,9 @@ def ladder(cfg: LadderConfig) -> dict:
     .png and .svg to ``cfg.out`` and return their paths (:func:`write_ladder`)."""
     merge = [Path(d) for d in cfg.merge]
     if len({d.resolve() for d in merge}) < len(merge):
-        raise ValueError("a ladder named twice in --merge would count its games twice")
+        raise UserError("a ladder named twice in --merge would count its games twice")
     if cfg.games > 0 and Path(cfg.out).resolve() in {(d if d.is_dir() else d.parent).resolve() for d in merge}:
-        raise ValueError(f"--out {cfg.out} is a ladder being merged: its records would be overwritten; "
+        raise UserError(f"--out {cfg.out} is a ladder being merged: its records would be overwritten; "
                          "play into another --out")
     earlier = [read_ladder(d) for d in merge]
     rungs = default_rungs()
@@ -86,12 +87,12 @@ def ladder(cfg: LadderConfig) -> dict:
         wanted = [w.strip() for w in cfg.rungs.split(",")]
         rungs = [r for r in rungs if any(w in r.name for w in wanted)]
         if not rungs:
-            raise ValueError(f"no rung matches {cfg.rungs!r}: choose from {', '.join(r.name for r in default_rungs())}")
+            raise UserError(f"no rung matches {cfg.rungs!r}: choose from {', '.join(r.name for r in default_rungs())}")
     base = MatchConfig(opponent="", options=dict(cfg.options), jobs=cfg.jobs, byoyomi=cfg.byoyomi, seed=cfg.seed,
                        out=cfg.out)
     rows = merge_rows(*earlier, run_ladder(base, rungs, cfg.games, cfg.more, earlier) if cfg.games > 0 else [])
     if not rows:
-        raise ValueError("the merged ladders hold no games")
+        raise UserError("the merged ladders hold no games")
     return write_ladder(rows, cfg.out)
 
 
@@ -140,7 +141,7 @@ def merge_rows(*ladders: list[dict]) -> list[dict]:
                                               "forfeits": [0, 0], "seeds": []})
             again = set(m["seeds"]) & set(r.get("seeds", []))
             if again:
-                raise ValueError(f"{r['rung']}: openings seed {min(again)} counted twice (the same games, or the "
+                raise UserError(f"{r['rung']}: openings seed {min(again)} counted twice (the same games, or the "
                                  "same openings replayed): play the extra games with another --seed")
             for key in ("games", "wins", "losses", "draws"):
                 m[key] += r[key]
@@ -169,13 +170,13 @@ def read_ladder(out: str | Path) -> list[dict]:
     try:
         rows = json.loads(path.read_text())
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise ValueError(f"{path}: not a ladder's ladder.json ({exc})") from exc
+        raise DataError(f"{path}: not a ladder's ladder.json ({exc})") from exc
     if not isinstance(rows, list):
-        raise ValueError(f"{path}: not a ladder's ladder.json (a list of rows, one per rung)")
+        raise DataError(f"{path}: not a ladder's ladder.json (a list of rows, one per rung)")
     for k, r in enumerate(rows):
         problem = _row_problem(r)
         if problem:
-            raise ValueError(f"{path}: row {k}: {problem}")
+            raise DataError(f"{path}: row {k}: {problem}")
     return rows
 
 

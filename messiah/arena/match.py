@@ -18,19 +18,24 @@ import shutil
 import stat
 import sys
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import NamedTuple
 
+import cshogi
 from cshogi import CSA
 from tqdm import tqdm
 
 from messiah.arena.stats import Game, elo_text, parse_sprt, summarize
 from messiah.config import at_least, setting
+from messiah.errors import DataError, UserError
 from messiah.paths import SHARED_DATA
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 OPENING_PLIES = 24
+# Without the shared set, openings of this many random legal moves: enough for varied games, few enough that
+# one side is rarely lost before the engines play.
+RANDOM_OPENING_PLIES = 8
 DRAW_PLY = 320  # the teacher data's draw length (gensfen's, the RL loop's); cshogi.cli's own default is 256
 BYOYOMI = 1000  # ms per move of a match that names no clock
 
@@ -57,9 +62,10 @@ class MatchConfig:
     """main time in ms (sudden death, or Fischer with --inc)"""
     inc: int | None = None
     """increment per move in ms"""
-    openings: str | None = str(DEFAULT_OPENINGS)
-    """file of 'startpos moves ...' lines (24 plies are played), or 'none' to start every game from the
-    start position"""
+    openings: str | None = "auto"
+    """file of 'startpos moves ...' lines (24 plies are played); 'auto': the shared set
+    ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is there, else random openings from the start
+    position; 'none': every game from the start position"""
     seed: int = 0
     """which openings are drawn"""
     draw: int = DRAW_PLY
@@ -83,7 +89,7 @@ def messiah_command() -> str:
     beside = Path(sys.executable).with_name("messiah-usi")
     found = str(beside) if beside.exists() else shutil.which("messiah-usi")
     if not found:
-        raise FileNotFoundError("messiah-usi not found: install the package (pip install .)")
+        raise UserError("messiah-usi not found: install the package (pip install .)")
     return found
 
 
@@ -93,7 +99,7 @@ def executable(command: str, out: Path, name: str) -> str:
         return command
     words = shlex.split(command)
     if not words or not shutil.which(words[0]):
-        raise FileNotFoundError(f"engine command not found: {command!r}")
+        raise UserError(f"engine command not found: {command!r}")
     if len(words) == 1:
         return shutil.which(words[0])
     script = out / f"{name}.sh"
@@ -120,7 +126,7 @@ def check_engines(commands: tuple[str, str], options: tuple[dict, dict]) -> None
         try:
             UsiClient(command, opts).close()
         except EngineError as e:
-            raise ValueError(str(e)) from None
+            raise UserError(str(e)) from None
 
 
 def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple[dict, dict], cfg: MatchConfig,
@@ -163,16 +169,44 @@ def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple
     return result, log.getvalue()
 
 
+def random_openings(count: int, seed: int, plies: int = RANDOM_OPENING_PLIES) -> list[str]:
+    """``count`` openings of ``plies`` random legal moves from the start position, as 'startpos moves ...'."""
+    rng, board, lines = random.Random(seed), cshogi.Board(), []
+    while len(lines) < count:
+        board.reset()
+        for _ in range(plies):
+            board.push(rng.choice(list(board.legal_moves)))
+            if board.is_game_over():
+                break
+        else:
+            lines.append("startpos moves " + " ".join(cshogi.move_to_usi(m) for m in board.history))
+    return lines
+
+
+def resolve_openings(cfg: MatchConfig, pairs: int) -> str | None:
+    """The opening file a match plays from: ``cfg.openings``, and for 'auto' the shared set, or where it is
+    absent, random openings written to OUT/openings.sfen (one per pair, from the match's seed)."""
+    if cfg.openings != "auto":
+        return cfg.openings
+    if DEFAULT_OPENINGS.is_file():
+        return str(DEFAULT_OPENINGS)
+    path = Path(cfg.out) / "openings.sfen"
+    path.write_text("\n".join(random_openings(max(1, pairs), cfg.seed)) + "\n")
+    print(f"no shared opening set at {DEFAULT_OPENINGS} ($MESSIAH_DATA): {max(1, pairs)} openings "
+          f"of {RANDOM_OPENING_PLIES} random moves written to {path}", file=sys.stderr)
+    return str(path)
+
+
 def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
     if not cfg.openings:
         return [None] * pairs
     path = Path(cfg.openings)
     if not path.is_file():
-        raise FileNotFoundError(f"opening file not found: {path}")
+        raise DataError(f"opening file not found: {path}")
     with open(path) as f:
         count = sum(1 for _ in f)
     if count == 0:
-        raise ValueError(f"{path}: no openings")
+        raise DataError(f"{path}: no openings")
     rng = random.Random(cfg.seed)
     return [rng.randrange(count) for _ in range(pairs)]
 
@@ -196,15 +230,18 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
     """Play several matches through one pool of ``jobs`` workers, their pairs in order, so that a ladder's
     rungs keep every core busy instead of each rung's last pairs leaving most of them idle. Each match keeps
     its own records, log, openings and SPRT. Returns each match's engine names and games in order."""
-    setups = []
+    setups, resolved = [], []
     for cfg in cfgs:
         out = Path(cfg.out)
         out.mkdir(parents=True, exist_ok=True)
+        cfg = replace(cfg, openings=resolve_openings(cfg, (cfg.games + 1) // 2))
+        resolved.append(cfg)
         commands = (executable(cfg.engine or messiah_command(), out, "engine"),
                     executable(cfg.opponent, out, "opponent"))
         check_engines(commands, (cfg.options, cfg.opponent_options))
         pairs = (cfg.games + 1) // 2
         setups.append(_Setup(commands, engine_names(cfg, commands), _opening_indices(cfg, pairs), pairs))
+    cfgs = resolved
     games: list[list[Game]] = [[] for _ in cfgs]
     decided = [False] * len(cfgs)
     # Pairs are handed out one per free worker, not queued all at once: when an SPRT decides, only the pairs

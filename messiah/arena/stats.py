@@ -6,6 +6,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from messiah.errors import UserError
+
 Z95 = 1.959964  # two-sided 95% quantile of the normal distribution
 FORFEITS = ("%TIME_UP", "%ILLEGAL_MOVE")  # the endings a correct engine never suffers
 SPRT_ALPHA = SPRT_BETA = 0.05  # the SPRT's error rates, fishtest's
@@ -90,9 +92,9 @@ def parse_sprt(text: str) -> tuple[float, float]:
     try:
         elo0, elo1 = (float(x) for x in text.split(","))
     except ValueError:
-        raise ValueError(f"expected ELO0,ELO1 such as 0,10, got {text!r}") from None
+        raise UserError(f"expected ELO0,ELO1 such as 0,10, got {text!r}") from None
     if not elo0 < elo1:
-        raise ValueError(f"elo0 must be below elo1, got {text!r}")
+        raise UserError(f"elo0 must be below elo1, got {text!r}")
     return elo0, elo1
 
 

@@ -25,6 +25,7 @@ from tqdm import tqdm
 from messiah.arena.match import MatchConfig, messiah_command, play_match
 from messiah.arena.stats import summarize
 from messiah.config import at_least, setting
+from messiah.errors import UserError
 
 STUDY = "messiah-tune"
 NODES_BYOYOMI = 60_000  # with --nodes, the clock only has to stay out of the way of the node budget
@@ -45,16 +46,16 @@ class Param:
     def parse(cls, text: str) -> Param:
         parts = text.split(":")
         if len(parts) < 3:
-            raise ValueError(f"parameter {text!r}: expected NAME:LOW:HIGH[:int|float][:log]")
+            raise UserError(f"parameter {text!r}: expected NAME:LOW:HIGH[:int|float][:log]")
         flags = set(parts[3:])
         if flags - {"int", "float", "log"} or {"int", "float"} <= flags:
-            raise ValueError(f"parameter {text!r}: the flags are int or float, and log")
+            raise UserError(f"parameter {text!r}: the flags are int or float, and log")
         try:
             low, high = float(parts[1]), float(parts[2])
         except ValueError:
-            raise ValueError(f"parameter {text!r}: LOW and HIGH must be numbers") from None
+            raise UserError(f"parameter {text!r}: LOW and HIGH must be numbers") from None
         if not low < high or ("log" in flags and low <= 0):
-            raise ValueError(f"parameter {text!r}: needs LOW < HIGH (and LOW > 0 on a log scale)")
+            raise UserError(f"parameter {text!r}: needs LOW < HIGH (and LOW > 0 on a log scale)")
         return cls(parts[0], low, high, "float" not in flags, "log" in flags)
 
     def suggest(self, trial) -> float | int:
@@ -96,7 +97,7 @@ class TuneConfig:
 
     def __post_init__(self) -> None:
         if self.nodes and (self.byoyomi or self.time or self.inc):
-            raise ValueError("--nodes replaces the clock; leave out --byoyomi, --time and --inc")
+            raise UserError("--nodes replaces the clock; leave out --byoyomi, --time and --inc")
         if self.byoyomi is None and self.time is None and not self.nodes:
             self.byoyomi = BYOYOMI
         at_least(self, 1, "trials", "games", "jobs", "nodes")

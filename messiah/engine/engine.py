@@ -13,13 +13,16 @@ from __future__ import annotations
 
 import threading
 from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Literal
 
 import cshogi
 
+from messiah.config import setting
 from messiah.engine.options import DEFAULT_MODEL, OPTIONS, UsiError, one_line
 from messiah.engine.timeman import think_time
 from messiah.evaluator import Evaluator
-from messiah.search import SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
+from messiah.search import SEARCH_NAMES, SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
 from messiah.search.base import InfoCallback
 from messiah.winrate import WinRateScale
 
@@ -30,6 +33,24 @@ def overrides(options: Mapping[str, str] | None = None, **shorthands: object) ->
     """USI option overrides for a tool: ``shorthands`` (option name -> value, None: not given), the options a
     tool's own parameters stand for (``search`` is Search, ``threads`` Threads), under ``options``, which win."""
     return {**{name: str(value) for name, value in shorthands.items() if value is not None}, **(options or {})}
+
+
+@dataclass
+class EngineChoice:
+    """The engine a tool plays: messiah-usi's defaults with these options"""
+
+    options: dict[str, str] = setting(factory=dict, flag="--option")
+    """a USI option of the engine, as setoption takes it, e.g. BatchSize=16; repeatable (README, "Options")"""
+    search: Literal[SEARCH_NAMES] | None = None
+    """the search (default: the engine's Search option, puct)"""
+    model: str | None = None
+    """ONNX model (default: the shipped one)"""
+    threads: int | None = None
+    """onnxruntime threads (default: the engine's Threads option, 1)"""
+
+    def engine_options(self) -> dict[str, str]:
+        """The USI option overrides these fields stand for (``--option`` wins over the shorthands)."""
+        return overrides(self.options, Search=self.search, ModelPath=self.model, Threads=self.threads)
 
 
 def engine_settings(options: Mapping[str, str] | None = None) -> dict[str, object]:

@@ -120,6 +120,10 @@ class UsiEngine:
         if self.evaluator is None:
             self.evaluator = load_evaluator(self.options)
             self.engine = None
+            # which model runs where, once per load: a GUI's log then tells which model made which moves
+            self.write(f"info string model {self.evaluator.describe()}")
+            if self.evaluator.device_note:
+                self.write(f"info string {self.evaluator.device_note}")
         if self.engine is None:
             self.engine = Engine(self.options, self.evaluator)
         return self.engine

@@ -11,11 +11,40 @@ from dataclasses import dataclass
 import cshogi
 import numpy as np
 
-from messiah.engine.engine import Engine, overrides
+from messiah.config import at_least, setting
+from messiah.engine.engine import Engine, EngineChoice, overrides
+from messiah.errors import UserError
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.position import PositionError, parse_position
 from messiah.search.base import SearchResult
 from messiah.tools.picture import MovePicture
+
+
+@dataclass
+class AnalyzeConfig(EngineChoice):
+    """``messiah analyze``: one position searched by the engine, every legal move's Q listed."""
+
+    position: list[str] = setting(factory=list, positional=True)
+    """an sfen, or 'startpos moves ...' / 'sfen ... moves ...'"""
+    nodes: int | None = None
+    """search this many nodes"""
+    movetime: int | None = None
+    """search this many milliseconds, as `go movetime` does (the engine's ByoyomiMargin kept back)"""
+    depth: int | None = None
+    """search to this depth (with no limit: the search's own small default)"""
+    svg: str | None = None
+    """also draw the board with every legal move coloured by its Q to this SVG file"""
+    png: str | None = None
+    """the same picture as PNG (needs rsvg-convert or cairosvg)"""
+    flip: bool = False
+    """draw the board from white's side"""
+
+    def __post_init__(self) -> None:
+        if not self.position:
+            raise UserError("give a position: an sfen, or 'startpos moves ...'")
+        if sum(limit is not None for limit in (self.nodes, self.movetime, self.depth)) > 1:
+            raise UserError("give at most one of --nodes, --movetime and --depth")
+        at_least(self, 1, "nodes", "movetime", "depth", "threads")
 
 
 def read_position(position: str) -> cshogi.Board:
@@ -27,7 +56,7 @@ def read_position(position: str) -> cshogi.Board:
     try:
         return parse_position(words)
     except PositionError as e:
-        raise ValueError(str(e)) from None
+        raise UserError(str(e)) from None
 
 
 @dataclass

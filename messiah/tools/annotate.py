@@ -23,7 +23,9 @@ import numpy as np
 from cshogi import CSA, KIF
 from tqdm import tqdm
 
-from messiah.engine.engine import Engine, overrides
+from messiah.config import at_least, setting
+from messiah.engine.engine import Engine, EngineChoice, overrides
+from messiah.errors import DataError, UserError
 from messiah.evaluator import Evaluator
 from messiah.winrate import MESSIAH
 
@@ -31,6 +33,30 @@ MARKS = ("▲", "△")  # black, white: the KIF symbols (the shogi ☗☖ are no
 # cshogi's CSA end-of-game codes that KIF.Exporter.end can write.
 KIF_ENDINGS = {"%TORYO": "resign", "%SENNICHITE": "sennichite", "%KACHI": "win", "%JISHOGI": "draw",
                "%+ILLEGAL_ACTION": "illegal_win", "%-ILLEGAL_ACTION": "illegal_win", "%ILLEGAL_MOVE": "illegal_lose"}
+
+
+@dataclass
+class AnnotateConfig(EngineChoice):
+    """``messiah annotate``: every position of a game searched, every move noted."""
+
+    record: str = setting("", positional=True)
+    """a game record: .kif (Shift_JIS or UTF-8), .kifu or .csa"""
+    movetime: int = 1000
+    """milliseconds of search per position"""
+    nodes: int | None = None
+    """nodes of search per position, instead of --movetime"""
+    threshold: float = 0.1
+    """win rate a move must lose to be a mistake"""
+    out: str | None = None
+    """write the game with a comment under each move to this KIF (.kif or .kifu)"""
+    png: str | None = None
+    """write a win-rate graph of the game, mistakes marked, to this PNG (needs matplotlib)"""
+    quiet: bool = False
+    """show no progress bar"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "movetime", "nodes", "threads")
+        at_least(self, 0, "threshold")
 
 
 @dataclass
@@ -50,13 +76,13 @@ def read_record(path: str | os.PathLike) -> Record:
     """
     path = Path(path)
     if not path.is_file():
-        raise FileNotFoundError(f"no such file: {path}")
+        raise DataError(f"no such file: {path}")
     suffix = path.suffix.lower()
     try:
         if suffix == ".csa":
             games = CSA.Parser.parse_file(str(path))
             if not games:
-                raise ValueError("no game in it")
+                raise DataError("no game in it")
             game = games[0]
         elif suffix in (".kif", ".kifu"):
             try:
@@ -64,18 +90,18 @@ def read_record(path: str | os.PathLike) -> Record:
             except UnicodeDecodeError:  # a .kif should be Shift_JIS, but many tools write UTF-8
                 game = KIF.Parser.parse_str(path.read_text(encoding="utf-8"))
         else:
-            raise ValueError("expected a .kif, .kifu or .csa game record")
+            raise DataError("expected a .kif, .kifu or .csa game record")
     except (ValueError, KIF.ParserException, UnicodeDecodeError, KeyError, IndexError) as e:
-        raise ValueError(f"{path}: {e}") from None
+        raise DataError(f"{path}: {e}") from None
     board = cshogi.Board(game.sfen)
     for ply, move in enumerate(game.moves, 1):
         if not move or move not in set(board.legal_moves):
             hint = (" (cshogi's KIF reader starts from the 手合割, not from a board diagram: use the game's CSA)"
                     if ply == 1 and suffix != ".csa" else "")
-            raise ValueError(f"{path}: move {ply} is not a legal move{hint}")
+            raise DataError(f"{path}: move {ply} is not a legal move{hint}")
         board.push(move)
     if not game.moves:
-        raise ValueError(f"{path}: no moves in it")
+        raise DataError(f"{path}: no moves in it")
     names = [name or default for name, default in zip(game.names, ("black", "white"), strict=True)]
     return Record(game.sfen, list(game.moves), names, game.endgame or "")
 
@@ -204,7 +230,7 @@ def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
     try:
         import matplotlib
     except ImportError:
-        raise ValueError("the graph needs matplotlib: pip install 'messiah[plot]'") from None
+        raise UserError("the graph needs matplotlib: pip install 'messiah[plot]'") from None
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

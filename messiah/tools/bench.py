@@ -31,13 +31,16 @@ import cshogi
 import numpy as np
 
 from messiah.config import at_least, setting
+from messiah.errors import DataError, UserError
 from messiah.evaluator import Evaluator, ScalarEvaluator
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
 from messiah.moves import legal_move_indices
 from messiah.paths import SHARED_DATA
 from messiah.position import board_from_sfen
+from messiah.search import SEARCH_NAMES
 
 DEFAULT_POSITIONS = SHARED_DATA / "teacher" / "teacher_s6.hcpe"
+SHOWN_POSITIONS = "$MESSIAH_DATA/teacher/teacher_s6.hcpe"
 STRIDE = 211  # a prime, so the sample does not lock onto a game-length pattern
 MAX_POSITIONS = 200  # of which the search bench uses all, at --movetime each
 TRAIN_WARMUP = 10  # training steps run before the timed ones
@@ -51,7 +54,7 @@ class EvaluatorBench:
     """ONNX model (default: the shipped one)"""
     threads: int = 1
     """onnxruntime intra-op threads"""
-    positions: str = str(DEFAULT_POSITIONS)
+    positions: str = setting(str(DEFAULT_POSITIONS), shown=SHOWN_POSITIONS)
     """hcpe file the fixed position set is drawn from"""
     arch: str | None = None
     """bench a random-weight model of this shape instead, LAYERSxCHANNELS, e.g. 7x64 (needs torch)"""
@@ -76,7 +79,7 @@ class SearchBench(EvaluatorBench):
 class LatencyBench:
     """How far past its byoyomi the engine process answers, per search, with ByoyomiMargin 0."""
 
-    positions: str = str(DEFAULT_POSITIONS)
+    positions: str = setting(str(DEFAULT_POSITIONS), shown=SHOWN_POSITIONS)
     """hcpe file the fixed position set is drawn from"""
     byoyomi: int = 200
     """ms per move"""
@@ -103,14 +106,14 @@ class ClockBench:
 
     def __post_init__(self) -> None:
         if not (self.time or self.byoyomi):
-            raise ValueError("a clock needs --time or --byoyomi (or both)")
+            raise UserError("a clock needs --time or --byoyomi (or both)")
 
 
 @dataclass
 class TrainBench:
     """Training throughput of the pretraining loop."""
 
-    data: list[str] = setting(factory=lambda: [str(DEFAULT_POSITIONS)])
+    data: list[str] = setting(factory=lambda: [str(DEFAULT_POSITIONS)], shown=SHOWN_POSITIONS)
     """teacher data files"""
     steps: int = 40
     """timed training steps per setting"""
@@ -134,7 +137,7 @@ def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITION
     """Middlegame positions from an hcpe file; ValueError naming the file when it is not one."""
     size = Path(path).stat().st_size
     if size == 0 or size % cshogi.HuffmanCodedPosAndEval.itemsize:
-        raise ValueError(f"{path}: {size} bytes is not a whole number of {cshogi.HuffmanCodedPosAndEval.itemsize}-byte "
+        raise DataError(f"{path}: {size} bytes is not a whole number of {cshogi.HuffmanCodedPosAndEval.itemsize}-byte "
                          "hcpe records")
     records = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
     boards, hcps = [], []
@@ -144,7 +147,7 @@ def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITION
             board.set_hcp(rec["hcp"])
             board_from_sfen(board.sfen())
         except (RuntimeError, ValueError):
-            raise ValueError(f"{path}: a record does not decode to a position: not an hcpe file?") from None
+            raise DataError(f"{path}: a record does not decode to a position: not an hcpe file?") from None
         in_hand = sum(sum(side) for side in board.pieces_in_hand)
         if 2 <= in_hand <= 12 and not board.is_game_over():
             boards.append(board)
@@ -261,7 +264,7 @@ def random_model(arch: str, directory: str) -> Path:
 
     layers, channels = (int(x) for x in arch.lower().split("x"))
     if layers < 1 or layers % 2 == 0:
-        raise ValueError(f"--arch {arch}: layers must be odd (1 + 2 * residual blocks)")
+        raise UserError(f"--arch {arch}: layers must be odd (1 + 2 * residual blocks)")
     return export_onnx(AllMovesNet(NetConfig(channels=channels, blocks=(layers - 1) // 2)),
                        Path(directory) / "model.onnx")
 
@@ -304,7 +307,7 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
     return out
 
 
-def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = ("alphabeta", "ucb1", "puct")) -> dict:
+def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = SEARCH_NAMES) -> dict:
     """How far past its byoyomi this installation's engine process answers, as a GUI sees it (through
     cshogi.usi.Engine and the pipes), with ByoyomiMargin 0: what the margin must cover. Per search, over
     ``cfg.moves`` positions."""
@@ -396,8 +399,10 @@ def bench_evaluator(cfg: EvaluatorBench) -> dict:
         evaluator = _evaluator(cfg, tmp)
         twin = scalar_twin(evaluator, tmp)
         figures = bench_core(evaluator, positions, twin)
-    figures |= {"model": str(evaluator.path), "architecture": evaluator.config, "threads": cfg.threads,
-                "providers": evaluator.providers}
+    figures |= {"model": evaluator.describe(), "path": str(evaluator.path), "architecture": evaluator.config,
+                "threads": cfg.threads, "providers": evaluator.providers}
+    if evaluator.device_note:
+        figures["device_note"] = evaluator.device_note
     if twin is None:
         figures["note"] = "torch is not installed: the per-child comparison was skipped"
     return figures
@@ -408,9 +413,9 @@ def bench_searches(cfg: SearchBench) -> dict:
     positions = position_set(cfg.positions)
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = _evaluator(cfg, tmp)
-        figures = bench_search(evaluator, positions, cfg.movetime / 1000, ["alphabeta", "ucb1", "puct"],
+        figures = bench_search(evaluator, positions, cfg.movetime / 1000, list(SEARCH_NAMES),
                                tuple(cfg.batch_size) or None, cfg.options)
-    return {"search": figures, "positions": len(positions.boards), "model": str(evaluator.path),
+    return {"search": figures, "positions": len(positions.boards), "model": evaluator.describe(),
             "threads": cfg.threads}
 
 

@@ -9,6 +9,7 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.config import at_least
+from messiah.errors import DataError
 from messiah.evaluator import Evaluator
 from messiah.winrate import TEACHER_SCALE
 
@@ -66,6 +67,6 @@ def evaluate_file(model: str | None, path: str, limit: int = EvaluateConfig.limi
                 squared += (scores.value() - target) ** 2
                 with_eval += 1
     if n == 0:
-        raise ValueError(f"{path}: no position with a legal teacher move")
+        raise DataError(f"{path}: no position with a legal teacher move")
     return {"agreement": hits / n, "top3": top3 / n, "value_mse": squared / with_eval if with_eval else None,
             "n": n}

@@ -20,6 +20,7 @@ import numpy as np
 from cshogi import CSA
 
 from messiah.config import setting
+from messiah.errors import DataError, UserError
 from messiah.features import hcp_arrays
 from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, TEACHER, WinRateScale
 
@@ -66,7 +67,7 @@ def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) 
         try:
             parsers = CSA.Parser.parse_file(str(path))
         except Exception as e:  # cshogi raises assorted errors on foreign input
-            raise ValueError(f"{path}: not a CSA record ({e})") from None
+            raise DataError(f"{path}: not a CSA record ({e})") from None
         for p in parsers:
             games += 1
             names.update(n for n in p.names if n)
@@ -82,7 +83,7 @@ def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) 
                 cps.append(score if mover == cshogi.BLACK else -score)
                 wins.append(float(p.win == (cshogi.BLACK_WIN if mover == cshogi.BLACK else cshogi.WHITE_WIN)))
     if player is not None and games and player not in names:
-        raise ValueError(f"no player named {player!r} in the records (players: {', '.join(sorted(names))})")
+        raise UserError(f"no player named {player!r} in the records (players: {', '.join(sorted(names))})")
     return _keep(np.array(cps, np.float64), np.array(wins, np.float64), dropped_draws, games)
 
 
@@ -206,7 +207,7 @@ def fit_files(paths: list[str], player: str | None = None, png: str | None = Non
                       sum(s.dropped_cp for s in parts), sum(s.dropped_draws for s in parts),
                       sum(s.games for s in parts))
     if len(samples.cp) < 2 or samples.win.min() == samples.win.max():
-        raise ValueError(f"{len(samples.cp)} samples with |cp| <= {MAX_ABS_CP} from decided games: a fit needs "
+        raise UserError(f"{len(samples.cp)} samples with |cp| <= {MAX_ABS_CP} from decided games: a fit needs "
                          "both won and lost positions")
     fits = {"mse": fit_mse(samples.cp, samples.win), "logloss": fit_logloss(samples.cp, samples.win)}
     out = {"samples": len(samples.cp), "games": samples.games, "dropped_abs_cp_over_1000": samples.dropped_cp,

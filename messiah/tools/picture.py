@@ -24,6 +24,8 @@ from pathlib import Path
 import cshogi
 from cshogi import KIF
 
+from messiah.errors import UserError
+
 SVG_NS = "http://www.w3.org/2000/svg"
 XLINK_NS = "http://www.w3.org/1999/xlink"
 ET.register_namespace("", SVG_NS)
@@ -294,5 +296,5 @@ def svg_to_png(svg: str, path: str | os.PathLike) -> None:
 
         cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path))
     else:
-        raise ValueError("no SVG-to-PNG converter: install rsvg-convert (apt install librsvg2-bin) or cairosvg "
+        raise UserError("no SVG-to-PNG converter: install rsvg-convert (apt install librsvg2-bin) or cairosvg "
                          "(pip install cairosvg), or write --svg")

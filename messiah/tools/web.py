@@ -23,7 +23,9 @@ from importlib import resources
 import cshogi
 from cshogi import KIF
 
-from messiah.engine.engine import Engine, overrides
+from messiah.config import at_least, within
+from messiah.engine.engine import Engine, EngineChoice, overrides
+from messiah.errors import UserError
 from messiah.evaluator import Evaluator
 from messiah.tools.analyze import analysis
 from messiah.tools.picture import CELL, SVG_NS, board_svg, square_centre
@@ -33,6 +35,24 @@ HAND_LETTERS = "PLNSGBR"  # cshogi's hand piece order
 HAND_KANJI = "歩香桂銀金角飛"
 BOARD_SCALE = 2.6
 MOVETIMES = (300, 1000, 3000, 10000)  # ms the page offers
+
+
+@dataclass
+class PlayConfig(EngineChoice):
+    """``messiah play``: a game against messiah on a board in the browser."""
+
+    web: bool = False
+    """serve the board as a web page (the only board so far; a GUI can run messiah-usi)"""
+    host: str = "127.0.0.1"
+    """address to listen on (0.0.0.0 opens it to the network)"""
+    port: int = 8000
+    """port to listen on"""
+    movetime: int = 1000
+    """messiah's milliseconds per move (the page can change it)"""
+
+    def __post_init__(self) -> None:
+        within(self, 1, 65535, "port")
+        at_least(self, 1, "movetime", "threads")
 
 
 class PlayError(ValueError):
@@ -325,7 +345,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model
     try:
         from werkzeug.serving import make_server
     except ImportError:
-        raise ValueError("the web page needs Flask: pip install 'messiah[web]'") from None
+        raise UserError("the web page needs Flask: pip install 'messiah[web]'") from None
 
     # werkzeug exits with two lines of its own when the port is taken: try it first, as it will bind.
     try:
@@ -334,7 +354,7 @@ def serve(host: str = "127.0.0.1", port: int = 8000, movetime: int = 1000, model
             probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
             probe.bind((host, port))
     except OSError as e:
-        raise ValueError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
+        raise UserError(f"cannot listen on {host}:{port}: {e.strerror or e}") from None
     app = create_app(PlayServer(None, movetime=movetime,
                                 options=overrides(options, Search=search, ModelPath=model, Threads=threads)))
     http = make_server(host, port, app, threaded=True)

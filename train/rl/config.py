@@ -21,6 +21,7 @@ from typing import Literal
 from messiah.arena import stats
 from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, from_dict, setting, within
+from messiah.errors import UserError
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
 from messiah.search import SEARCH_NAMES
@@ -65,7 +66,7 @@ class RLConfig(Training):
     mate_nodes: int = 2000
     """the engine's MateNodes for the actors: df-pn nodes at the root of every self-play move (a forced mate
     found ends the game with an exact result)"""
-    openings: str = str(DEFAULT_OPENINGS)
+    openings: str = setting(str(DEFAULT_OPENINGS), shown="$MESSIAH_DATA/openings/records2016_10818.sfen")
     """opening file (USI positions, one a line); '' for the start position and --random-plies random moves"""
     random_plies: int = 8
     """random legal moves from the start position when --openings is ''"""
@@ -97,7 +98,8 @@ class RLConfig(Training):
     """learner steps per generation. Each self-play position is trained on about steps * batch_size * (1 -
     teacher_fraction) / (positions a generation) times in its life in the window (KataGo keeps this near 4;
     a game is about 80 positions)"""
-    teacher: list[str] = setting(factory=default_teacher_files, paths=True)
+    teacher: list[str] = setting(factory=default_teacher_files, paths=True,
+                                 shown="$MESSIAH_DATA/teacher/teacher_s*.hcpe")
     """teacher data files mixed in so the net does not forget (hcpe or any format messiah pretrain reads)"""
     teacher_fraction: float = 0.25
     """share of each batch drawn from the teacher data"""
@@ -141,7 +143,7 @@ class RLConfig(Training):
                  "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes")
         within(self, 0, 1, "lam", "gamma", "teacher_fraction", "epsilon", "resign_playout")
         if self.tau <= 0:
-            raise ValueError(f"--tau must be positive, not {self.tau}")
+            raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:
             parse_sprt(self.gate_sprt)
 
@@ -163,4 +165,4 @@ def parse_sprt(text: str) -> tuple[float, float]:
     try:
         return stats.parse_sprt(text)
     except ValueError as e:
-        raise ValueError(f"--gate-sprt: {e}") from None
+        raise UserError(f"--gate-sprt: {e}") from None

@@ -32,6 +32,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+from messiah.errors import UserError
 from messiah.evaluator import default_model_path
 from messiah.features import PositionArrays, mirror_planes, planes
 from messiah.models.config import NetConfig
@@ -303,7 +304,7 @@ class Learner:
         """Steps until ``steps_done == until`` (refreshing the target net every ``target_every`` steps, and
         checkpointing every ``checkpoint_every``); the mean loss terms and the throughput."""
         if not len(window.trainable) and self.teacher is None:
-            raise ValueError("nothing to train on: no self-play positions and no teacher data")
+            raise UserError("nothing to train on: no self-play positions and no teacher data")
         sums: dict[str, float] = {}
         steps = positions = 0
         data_s = target_s = 0.0

@@ -35,6 +35,7 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.config import run_changes
+from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
 from messiah.train.gensfen import next_result
 from messiah.train.rl.config import RLConfig, load_config, parse_sprt, save_config
@@ -72,7 +73,7 @@ def game_specs(cfg: RLConfig, generation: int) -> list[GameSpec]:
     if cfg.openings:
         lines = [x.strip() for x in Path(cfg.openings).read_text().splitlines() if x.strip() and not x.startswith("#")]
         if not lines:
-            raise ValueError(f"{cfg.openings}: no openings")
+            raise DataError(f"{cfg.openings}: no openings")
     rng = np.random.default_rng((cfg.seed, generation))
     picks = rng.integers(0, len(lines), cfg.games) if lines else [None] * cfg.games
     seeds = rng.integers(0, 2**63 - 1, cfg.games)
@@ -309,7 +310,7 @@ def run(cfg: RLConfig) -> Path:
     if saved is not None:
         changes = run_changes(saved, cfg)
         if changes:
-            raise ValueError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
+            raise UserError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
                              "own settings (see its config.json), or start a new run in another --out")
     save_config(cfg)
     from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files

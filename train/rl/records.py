@@ -15,6 +15,7 @@ from pathlib import Path
 
 import numpy as np
 
+from messiah.errors import DataError
 from messiah.train.data import (
     END_TRUNCATED,
     GAME_INDEX_DTYPE,
@@ -93,5 +94,5 @@ def read_games(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     records = np.memmap(path, SELFPLAY, mode="r")
     lengths = np.fromfile(game_index_path(path), GAME_INDEX_DTYPE).astype(np.int64)
     if lengths.sum() != len(records):
-        raise ValueError(f"{path}: the game index covers {lengths.sum()} records of {len(records)} (prepare it first)")
+        raise DataError(f"{path}: the game index covers {lengths.sum()} records of {len(records)} (prepare it first)")
     return records, np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
