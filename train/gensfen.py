@@ -150,7 +150,7 @@ class Settings:
     adjudicate_plies: int = ADJUDICATE_PLIES
 
 
-def play_game(engine: UsiClient, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
+def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
               stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
     """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
     ``stopped()`` turned true before the end."""
@@ -241,7 +241,7 @@ def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed
         played = 0
         while not stop.is_set():
             opening = openings[played % len(openings)] if openings else None
-            game = play_game(engine, settings, rng, opening, stop.is_set)
+            game = play_teacher_game(engine, settings, rng, opening, stop.is_set)
             played += 1
             if game is None:
                 break

@@ -211,7 +211,7 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
     return row
 
 
-def play_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndarray, GameStats]:
+def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndarray, GameStats]:
     """Play one self-play game; its records (in order) and what it cost."""
     rng = np.random.default_rng(spec.seed)
     board = start_position(spec, cfg, rng)
@@ -314,7 +314,7 @@ class Actor:
 
             def one(searcher, spec: GameSpec, batcher=batcher, lock=lock, errors=errors) -> None:
                 try:
-                    rows, stats = play_game(searcher, spec, self.cfg)
+                    rows, stats = play_selfplay_game(searcher, spec, self.cfg)
                     with lock:
                         done.append((spec.game, rows.tobytes(), stats))
                         if deliver is not None:
