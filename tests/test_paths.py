@@ -28,5 +28,10 @@ def test_messiah_data_is_named_when_it_is_set(monkeypatch, tmp_path):
 
 def test_no_machine_path_is_a_fallback(monkeypatch):
     monkeypatch.delenv("MESSIAH_DATA", raising=False)
-    assert paths.shared_data() == paths.BESIDE_CHECKOUT
+    assert paths.shared_data() == paths.BESIDE_CHECKOUT  # the tests run in a checkout
     assert paths.BESIDE_CHECKOUT.parts[-2:] == ("shared", "data")
+    monkeypatch.setattr(paths, "BESIDE_CHECKOUT", None)  # an installed package: only $MESSIAH_DATA says
+    assert paths.shared_data() == paths.UNSET == __import__("pathlib").Path("$MESSIAH_DATA")
+    monkeypatch.setattr(paths, "SHARED_DATA", paths.UNSET)
+    with pytest.raises(DataError, match=r"\$MESSIAH_DATA, which is not set"):
+        paths.shared_file("teacher/teacher_s1.hcpe")

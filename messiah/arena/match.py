@@ -192,8 +192,8 @@ def resolve_openings(cfg: MatchConfig, pairs: int) -> str | None:
         return str(DEFAULT_OPENINGS)
     path = Path(cfg.out) / "openings.sfen"
     path.write_text("\n".join(random_openings(max(1, pairs), cfg.seed)) + "\n")
-    print(f"no shared opening set at {DEFAULT_OPENINGS} ($MESSIAH_DATA): {max(1, pairs)} openings "
-          f"of {RANDOM_OPENING_PLIES} random moves written to {path}", file=sys.stderr)
+    print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
+          f"({max(1, pairs)}) written to {path}", file=sys.stderr)
     return str(path)
 
 
