@@ -11,7 +11,7 @@ from tqdm import tqdm
 from messiah.config import at_least
 from messiah.errors import DataError
 from messiah.evaluator import Evaluator
-from messiah.winrate import TEACHER_SCALE
+from messiah.winrate import TEACHER_SCALE, eval_target
 
 CHUNK = 256
 
@@ -42,6 +42,7 @@ def evaluate_file(model: str | None, path: str, limit: int = EvaluateConfig.limi
     n counts the positions whose teacher move is legal (records without one, such as a psv record with
     move 0, are skipped, as training skips them). value_mse compares the position's value, max Q, with
     sigmoid(eval / scale) over the positions that carry an eval, and is None when none does."""
+    curve = eval_target(scale)  # the training targets' curve
     from messiah.train.data import decode, read_records
 
     records = read_records(path)
@@ -63,7 +64,7 @@ def evaluate_file(model: str | None, path: str, limit: int = EvaluateConfig.limi
             top3 += int(t in ranked)
             n += 1
             if has_eval:
-                target = 1 / (1 + np.exp(-float(rec["eval"]) / scale))
+                target = curve.to_winrate(float(rec["eval"]))
                 squared += (scores.value() - target) ** 2
                 with_eval += 1
     if n == 0:
