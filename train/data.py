@@ -47,21 +47,10 @@ SELFPLAY_SUFFIXES = (".selfplay",)
 CHECKED_RECORDS = 65536
 SUFFIXES = HCPE_SUFFIXES + PSV_SUFFIXES + CSA_SUFFIXES + KIF_SUFFIXES + JSONL_SUFFIXES + SELFPLAY_SUFFIXES
 
-# Self-play records of ``messiah rl`` (train/rl/records.py writes them): fixed width, so a file is memory-mapped.
-# They begin with the hcpe fields (``eval`` the root value in cp at the teacher scale, ``bestMove16`` the
-# played move, 0 in a game's final unplayed position, ``gameResult`` 0 also for a truncated game), so every
-# reader of hcpe data reads their positions; then what the learner needs. ``values`` holds the search's
-# value of each legal move, in the order of messiah.moves.legal_move_indices (NaN past ``moves``).
-MAX_LEGAL_MOVES = 593  # the most legal moves a shogi position can have
-SELFPLAY = np.dtype([("hcp", "u1", (32,)), ("eval", "<i2"), ("bestMove16", "<i2"), ("gameResult", "i1"),
-                     ("dummy", "u1"), ("ply", "<u2"), ("game", "<u4"), ("generation", "<u2"), ("flags", "u1"),
-                     ("end", "u1"), ("value", "<f4"), ("best", "<u2"), ("played", "<u2"), ("moves", "<u2"),
-                     ("values", "<f2", (MAX_LEGAL_MOVES,))])
 HCPE_FIELDS = ["hcp", "eval", "bestMove16", "gameResult", "dummy"]
-END_TRUNCATED = 6  # train/rl/records.py's end code of a game stopped at the maximum ply: no result
 
 
-def _check_size(path: Path, dtype: np.dtype, kind: str) -> None:
+def check_size(path: Path, dtype: np.dtype, kind: str) -> None:
     """Raise ValueError naming the file unless it holds a whole, non-zero number of ``dtype`` records."""
     size = path.stat().st_size
     if size == 0 or size % dtype.itemsize:
@@ -107,7 +96,7 @@ def read_hcpe(path: str | os.PathLike) -> np.ndarray:
     38-byte records (truncated, or not hcpe), its first record is not a position or one of the first
     CHECKED_RECORDS fails :func:`check_hcpe`."""
     path = Path(path)
-    _check_size(path, HCPE, "hcpe")
+    check_size(path, HCPE, "hcpe")
     records = np.memmap(path, HCPE, mode="r")
     try:  # a foreign file whose size happens to fit
         check_hcpe(records[:CHECKED_RECORDS])
@@ -122,27 +111,13 @@ def read_psv(path: str | os.PathLike) -> np.ndarray:
     naming the file when the size does not fit, the first record is not a position, or a game_result among
     the first CHECKED_RECORDS is outside -1..1."""
     path = Path(path)
-    _check_size(path, PSV, "psv")
+    check_size(path, PSV, "psv")
     records = np.memmap(path, PSV, mode="r")
     try:  # the head is checked cheaply, and the first record decoded
         _check_psv(records[:CHECKED_RECORDS])
         psv_to_hcpe(records[:1])
     except ValueError as e:
         raise DataError(f"{path}: {e}; not a psv file?") from None
-    return records
-
-
-def read_selfplay(path: str | os.PathLike) -> np.ndarray:
-    """Memory-map a self-play record file (:data:`SELFPLAY`). ValueError naming the file when its size is not
-    a whole number of records or its first record is not a position."""
-    path = Path(path)
-    _check_size(path, SELFPLAY, "self-play")
-    records = np.memmap(path, SELFPLAY, mode="r")
-    try:
-        check_hcpe(records[:CHECKED_RECORDS][HCPE_FIELDS])
-        cshogi.Board().set_hcp(np.asarray(records["hcp"][0]))
-    except (ValueError, RuntimeError) as e:
-        raise DataError(f"{path}: {e}; not a self-play file?") from None
     return records
 
 
@@ -503,6 +478,8 @@ def read_records(path: str | os.PathLike) -> Records:
         data = read_psv(path) if psv else read_hcpe(path)
         return Records(path, data, psv=psv, game_starts=read_game_index(path, len(data)))
     if suffix in SELFPLAY_SUFFIXES:
+        from messiah.train.rl.records import END_TRUNCATED, read_selfplay  # the format's owner, above this module
+
         data = read_selfplay(path)
         return Records(path, data[HCPE_FIELDS], game_starts=read_game_index(path, len(data)),
                        result_known=np.asarray(data["end"] != END_TRUNCATED))

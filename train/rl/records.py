@@ -1,4 +1,4 @@
-"""Self-play records on disk: one fixed-width file per generation (:data:`messiah.train.data.SELFPLAY`), memory
+"""Self-play records on disk: one fixed-width file per generation (:data:`SELFPLAY`), memory
 mapped, with an exact game index beside it (``NAME.games``: one uint32 length per game, in file order).
 
 A game is appended with one write and an fsync, then its length goes into the index: the index is the commit
@@ -13,19 +13,32 @@ import os
 import warnings
 from pathlib import Path
 
+import cshogi
 import numpy as np
 
 from messiah.errors import DataError
 from messiah.train.data import (
-    END_TRUNCATED,
+    CHECKED_RECORDS,
     GAME_INDEX_DTYPE,
-    MAX_LEGAL_MOVES,
-    SELFPLAY,
+    HCPE_FIELDS,
     append_game_index,
+    check_hcpe,
+    check_size,
     game_index_path,
 )
 
-__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_games"]
+__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_games", "read_selfplay"]
+
+# Self-play records of ``messiah rl`` (this module writes them): fixed width, so a file is memory-mapped.
+# They begin with the hcpe fields (``eval`` the root value in cp at the teacher scale, ``bestMove16`` the
+# played move, 0 in a game's final unplayed position, ``gameResult`` 0 also for a truncated game), so every
+# reader of hcpe data reads their positions; then what the learner needs. ``values`` holds the search's
+# value of each legal move, in the order of messiah.moves.legal_move_indices (NaN past ``moves``).
+MAX_LEGAL_MOVES = 593  # the most legal moves a shogi position can have
+SELFPLAY = np.dtype([("hcp", "u1", (32,)), ("eval", "<i2"), ("bestMove16", "<i2"), ("gameResult", "i1"),
+                     ("dummy", "u1"), ("ply", "<u2"), ("game", "<u4"), ("generation", "<u2"), ("flags", "u1"),
+                     ("end", "u1"), ("value", "<f4"), ("best", "<u2"), ("played", "<u2"), ("moves", "<u2"),
+                     ("values", "<f2", (MAX_LEGAL_MOVES,))])
 
 # flags
 EXPLORATORY = 1  # the played move is not the search's choice (softmax or epsilon exploration)
@@ -38,6 +51,7 @@ END_PROVEN_MATE = 2  # the root's df-pn (or the tree's solver) proved a forced m
 END_RESIGN = 3  # the side to move resigned below the threshold
 END_REPETITION = 4  # sennichite (a draw) or perpetual check (the checking side loses)
 END_DECLARATION = 5  # the side to move declared an entering-king win
+END_TRUNCATED = 6  # stopped at the maximum ply: no result
 ENDINGS = {END_MATED: "mated", END_PROVEN_MATE: "proven_mate", END_RESIGN: "resign", END_REPETITION: "repetition",
            END_DECLARATION: "declaration", END_TRUNCATED: "truncated"}
 
@@ -96,3 +110,17 @@ def read_games(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     if lengths.sum() != len(records):
         raise DataError(f"{path}: the game index covers {lengths.sum()} records of {len(records)} (prepare it first)")
     return records, np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
+
+
+def read_selfplay(path: str | os.PathLike) -> np.ndarray:
+    """Memory-map a self-play record file (:data:`SELFPLAY`). ValueError naming the file when its size is not
+    a whole number of records or its first record is not a position."""
+    path = Path(path)
+    check_size(path, SELFPLAY, "self-play")
+    records = np.memmap(path, SELFPLAY, mode="r")
+    try:
+        check_hcpe(records[:CHECKED_RECORDS][HCPE_FIELDS])
+        cshogi.Board().set_hcp(np.asarray(records["hcp"][0]))
+    except (ValueError, RuntimeError) as e:
+        raise DataError(f"{path}: {e}; not a self-play file?") from None
+    return records
