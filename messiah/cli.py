@@ -171,6 +171,17 @@ def _play(args: argparse.Namespace) -> None:
     serve(cfg.host, cfg.port, cfg.movetime, options=cfg.engine_options())
 
 
+def _book(args: argparse.Namespace) -> None:
+    out = args.run(_config(args))
+    if args.json:
+        print(json.dumps(out))
+    elif isinstance(out, list):  # show: the moves at the position
+        print("\n".join(f"{m['move']:6s} ponder {m['ponder']:6s} value {m['value']:6d} depth {m['depth']:3d} "
+                        f"count {m['count']:6d} {100 * m['share']:5.1f}%" for m in out) or "not in the book")
+    else:
+        print("\n".join(f"{key:16s} {value}" for key, value in out.items()))
+
+
 def _match(args: argparse.Namespace) -> None:
     from messiah.arena.match import play_match, report
     from messiah.arena.stats import summarize
@@ -271,7 +282,7 @@ def build_parser() -> argparse.ArgumentParser:
     from messiah.arena.ladder import LadderConfig
     from messiah.arena.match import MatchConfig
     from messiah.arena.tune import TuneConfig
-    from messiah.tools import bench
+    from messiah.tools import bench, book
     from messiah.tools.analyze import AnalyzeConfig
     from messiah.tools.annotate import AnnotateConfig
     from messiah.tools.evaluate import EvaluateConfig
@@ -319,6 +330,18 @@ def build_parser() -> argparse.ArgumentParser:
         _command(benches, name, config, _bench, text, [as_json], description=text[0].upper() + text[1:] + ".") \
             .set_defaults(run=run)
 
+    p = sub.add_parser("book", help="opening books (YaneuraOu's DB2016 text format): build one from game records, "
+                       "deepen it with the engine, show it at a position",
+                       description="Opening books for the BookFile option (messiah/tools/book.py).")
+    books = p.add_subparsers(dest="book_command", required=True, metavar="COMMAND", help="what to do")
+    for name, config, run, text in (
+            ("build", book.BookBuildConfig, book.build_book, "count the moves of game records (hcpe, self-play, "
+             "CSA, KIF) in their first plies into a book"),
+            ("think", book.BookThinkConfig, book.think_book, "search the position after every book move with the "
+             "engine and write the move's value and depth"),
+            ("show", book.BookShowConfig, book.show_book, "the book's moves at a position")):
+        _command(books, name, config, _book, text, [as_json], description=text[0].upper() + text[1:] + ".") \
+            .set_defaults(run=run)
     _command(sub, "evaluate", EvaluateConfig, _evaluate, "agreement, top-3 agreement and value MSE of a model on data",
              [as_json])
     _command(sub, "gensfen", GensfenConfig, _gensfen, "teacher data (hcpe) from a USI engine's self-play; resumable",

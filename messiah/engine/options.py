@@ -8,6 +8,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from messiah.engine.book import NO_BOOK, BookRules
 from messiah.engine.timeman import BYOYOMI_MARGIN, GAME_PLY_HORIZON, MIN_MOVES_TO_GO
 from messiah.errors import UserError
 from messiah.search import DEFAULT_SEARCH, SEARCHERS, Searcher, search_options
@@ -99,7 +100,25 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
         "ScoreScale": Option("spin", MESSIAH_OPTIONS[0], 1, 100000),  # cp = (logit(winrate) - b) * this
         "ScoreBias": Option("spin", MESSIAH_OPTIONS[1], -10000, 10000),  # b of that, in thousandths
+        # the opening book, with YaneuraOu's names and meanings (engine.book.BookRules)
+        "BookFile": Option("filename", NO_BOOK),  # a YANEURAOU-DB2016 book, or no_book
+        "BookMoves": Option("spin", BookRules.moves, 0, 10000),
+        "BookEvalDiff": Option("spin", BookRules.eval_diff, 0, 99999),
+        "BookEvalBlackLimit": Option("spin", BookRules.black_limit, -99999, 99999),
+        "BookEvalWhiteLimit": Option("spin", BookRules.white_limit, -99999, 99999),
+        "BookDepthLimit": Option("spin", BookRules.depth_limit, 0, 99999),
+        "NarrowBook": Option("check", BookRules.narrow),
+        "FlippedBook": Option("check", BookRules.flipped),
+        "IgnoreBookPly": Option("check", BookRules.ignore_ply),
+        "ConsiderBookMoveCount": Option("check", BookRules.by_count),
     }
+
+
+def book_rules(values: Mapping[str, object]) -> BookRules:
+    """The book options' values as the book's rules."""
+    return BookRules(values["BookMoves"], values["BookEvalDiff"], values["BookEvalBlackLimit"],
+                     values["BookEvalWhiteLimit"], values["BookDepthLimit"], values["NarrowBook"],
+                     values["FlippedBook"], values["IgnoreBookPly"], values["ConsiderBookMoveCount"])
 
 
 OPTIONS = usi_options()

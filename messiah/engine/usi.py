@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import random
 import sys
 import threading
 import time
@@ -21,10 +22,12 @@ from collections.abc import Callable, Iterable, Iterator
 import cshogi
 
 from messiah import __version__
+from messiah.engine.book import NO_BOOK, Book, read_book
 from messiah.engine.engine import Engine, load_evaluator
 from messiah.engine.mate import solve_mate
-from messiah.engine.options import INTEGER, OPTIONS, UsiError, one_line, parse_int
+from messiah.engine.options import INTEGER, OPTIONS, UsiError, book_rules, one_line, parse_int
 from messiah.engine.timeman import TimeBudget, think_time
+from messiah.errors import DataError
 from messiah.evaluator import Evaluator
 from messiah.position import PositionError, parse_position
 from messiah.search import Clock, Limits, Searcher
@@ -58,6 +61,9 @@ class UsiEngine:
         self._limits = Limits()  # the running go's request
         self._clock: Clock | None = None  # and its clock, which ponderhit sets
         self._ponder_budget: TimeBudget | None = None
+        self.book: Book | None = None  # the BookFile's book, read at isready (or the first go)
+        self._book_file: str | None = None  # the BookFile that book was read from (or failed to be)
+        self._rng = random.Random()  # book moves are drawn at random, a new game a new line
 
     @property
     def searcher(self) -> Searcher | None:
@@ -128,12 +134,26 @@ class UsiEngine:
             self.engine = Engine(self.options, self.evaluator)
         return self.engine
 
+    def _load_book(self) -> Book | None:
+        """The BookFile's book, read once per file name; a book that cannot be read is said once and not used."""
+        name = self.options["BookFile"]
+        if name != self._book_file:
+            self._book_file, self.book = name, None
+            if name != NO_BOOK:
+                try:
+                    self.book = read_book(name)
+                    self.write(f"info string book {one_line(name, 100)}: {len(self.book):,} positions")
+                except DataError as e:
+                    self.write(f"info string error: {one_line(e)}; playing without a book")
+        return self.book
+
     def cmd_isready(self, args: list[str]) -> None:
         if not self._searching():
             try:
                 self._load()
             except UsiError as e:
                 self.write(f"info string error: {e}")
+            self._load_book()
         self.write("readyok")
 
     def cmd_usinewgame(self, args: list[str]) -> None:
@@ -170,6 +190,8 @@ class UsiEngine:
             self.write(f"info string error: {e}")
             self._reply("bestmove resign")
             return
+        if not (self._pondering or self._infinite) and self._book_move(board):
+            return
         budget = engine.budget(go, board)
         endless = self._infinite or self._pondering  # the clock starts at ponderhit, or never
         self._ponder_budget = budget if self._pondering else None
@@ -178,6 +200,22 @@ class UsiEngine:
             limits = Limits(depth=1)  # no usable limit and not infinite: the network's own best move
         self._limits, self._clock = limits, engine.clock(TimeBudget() if endless else budget, self._stop)
         self._start(self._search, engine, board, limits, self._clock)
+
+    def _book_move(self, board: cshogi.Board) -> bool:
+        """Play a book move at once if the book has one for ``board`` under the Book options: its info line
+        (pv last, as USI wants) and bestmove with its ponder move. False: search instead."""
+        book = self._load_book()
+        if book is None:
+            return False
+        move, notes = book.choose(board, book_rules(self.options), self._rng)
+        for note in notes:
+            self.write(f"info string {note}")
+        if move is None:
+            return False
+        ponder = "" if move.ponder == "none" else f" {move.ponder}"
+        self.write(f"info depth {move.depth} score cp {move.value} pv {move.move}{ponder}")
+        self._reply(f"bestmove {move.move}" + (f" ponder{ponder}" if ponder else ""))
+        return True
 
     def _start(self, target: Callable, *args) -> None:
         self._thread = threading.Thread(target=target, args=args, daemon=True)

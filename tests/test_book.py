@@ -1,0 +1,173 @@
+"""The opening book: YaneuraOu's text format read and written, its probing rules, the engine's book moves, and
+books built from game records."""
+
+import random
+from collections import Counter
+
+import cshogi
+import numpy as np
+import pytest
+
+from messiah.engine.book import Book, BookMove, BookRules, flip_move, flip_sfen, read_book
+from messiah.engine.usi import UsiEngine
+from messiah.errors import DataError
+from messiah.paths import SHARED_DATA
+from messiah.tools.book import BookBuildConfig, build_book
+
+START = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
+AFTER_7G7F = "lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2"
+# A book as YaneuraOu writes one: the header, positions sorted by sfen, five fields a move; a comment line.
+YANEURAOU_BOOK = f"""#YANEURAOU-DB2016 1.00
+// written by hand the way YaneuraOu's makebook writes it (sorted by sfen: '2P6' before '9')
+sfen {AFTER_7G7F}
+3c3d 2g2f -30 18 50
+8c8d 2g2f -45 18 10
+sfen {START}
+7g7f 3c3d 40 20 60
+2g2f 8c8d 25 20 30
+5g5f none -200 20 1
+"""
+
+
+@pytest.fixture
+def book_file(tmp_path):
+    path = tmp_path / "standard_book.db"
+    path.write_text(YANEURAOU_BOOK)
+    return path
+
+
+def test_a_yaneuraou_book_reads_and_writes_back_the_same(book_file, tmp_path):
+    book = read_book(book_file)
+    assert len(book) == 2
+    assert book.lookup(START)[0] == BookMove("7g7f", "3c3d", 40, 20, 60)
+    assert [m.move for m in book.lookup(AFTER_7G7F)] == ["3c3d", "8c8d"]
+    written = book.write(tmp_path / "again.db").read_text()
+    expected = [line for line in YANEURAOU_BOOK.splitlines() if not line.startswith("//")]
+    assert written.splitlines() == expected
+
+
+def test_a_file_that_is_no_book_is_a_clear_error(tmp_path):
+    for text, needle in (("7g7f 3c3d 0 0 1\n", "before any 'sfen'"), ("sfen x\n", "expected"),
+                         (f"sfen {START}\n7g7f 3c3d a b c\n", "integers"), ("# nothing\n", "no positions")):
+        path = tmp_path / "bad.db"
+        path.write_text(text)
+        with pytest.raises(DataError, match=needle):
+            read_book(path)
+
+
+def test_flipping_a_position_flips_its_legal_moves():
+    """The colour-swapped position has exactly the colour-swapped legal moves (cshogi generates both)."""
+    rng = random.Random(3)
+    board = cshogi.Board()
+    for _ in range(60):
+        legal = list(board.legal_moves)
+        if not legal:
+            break
+        board.push(rng.choice(legal))
+        flipped = cshogi.Board(flip_sfen(board.sfen()))
+        assert flip_sfen(flip_sfen(board.sfen())) == board.sfen()
+        assert {flip_move(cshogi.move_to_usi(m)) for m in board.legal_moves} == \
+            {cshogi.move_to_usi(m) for m in flipped.legal_moves}
+
+
+def choices(book: Book, sfen: str, rules: BookRules, n: int = 400) -> Counter:
+    rng = random.Random(0)
+    counts: Counter = Counter()
+    for _ in range(n):
+        move, _notes = book.choose(cshogi.Board(sfen), rules, rng)
+        counts[None if move is None else move.move] += 1
+    return counts
+
+
+def test_the_rules_choose_as_yaneuraou_does(book_file):
+    book = read_book(book_file)
+    # BookEvalDiff 30 keeps 7g7f (40) and 2g2f (25), not 5g5f (-200); by count 60:30
+    counts = choices(book, START, BookRules())
+    assert set(counts) == {"7g7f", "2g2f"} and counts["7g7f"] > counts["2g2f"] > 80
+    assert set(choices(book, START, BookRules(eval_diff=0))) == {"7g7f"}
+    assert set(choices(book, START, BookRules(eval_diff=1000))) == {"7g7f", "2g2f"}  # -200: below the black limit
+    assert set(choices(book, START, BookRules(eval_diff=1000, black_limit=-1000))) == {"7g7f", "2g2f", "5g5f"}
+    assert set(choices(book, START, BookRules(black_limit=30))) == {"7g7f"}
+    # white: -30 and -45 are both above BookEvalWhiteLimit -140, within 30 of each other
+    assert set(choices(book, AFTER_7G7F, BookRules())) == {"3c3d", "8c8d"}
+    assert set(choices(book, AFTER_7G7F, BookRules(white_limit=-40))) == {"3c3d"}
+    assert set(choices(book, START, BookRules(depth_limit=21))) == {None}  # the book's depth 20 is too shallow
+    assert set(choices(book, START, BookRules(moves=0))) == {None}  # past BookMoves
+    wide = {"eval_diff": 1000, "black_limit": -1000}
+    assert set(choices(book, START, BookRules(**wide, narrow=True))) == {"7g7f", "2g2f"}  # 5g5f: 1 of 91
+    assert set(choices(book, START, BookRules(eval_diff=1000, black_limit=-1000, by_count=False), 600)) == \
+        {"7g7f", "2g2f", "5g5f"}
+
+
+def test_the_ply_and_the_colours(book_file):
+    book = read_book(book_file)
+    later = START.replace(" 1", " 9")
+    assert book.lookup(later) == [] and len(book.lookup(later, ignore_ply=True)) == 3
+    # the position after 3g3f with white to move is the start position flipped, at ply 2: FlippedBook finds it
+    flipped_start = flip_sfen(START).replace(" 1", " 1")
+    moves = book.lookup(flipped_start)
+    assert [m.move for m in moves] == ["3c3d", "8c8d", "5c5d"] and moves[0].ponder == "7g7f"
+    assert book.lookup(flipped_start, flipped=False) == []
+
+
+def engine_with(book_file) -> tuple[UsiEngine, list[str]]:
+    out: list[str] = []
+    e = UsiEngine(out.append)
+    e.handle(f"setoption name BookFile value {book_file}")
+    e.handle("setoption name BookEvalDiff value 0")
+    e.handle("isready")
+    return e, out
+
+
+def test_a_book_hit_answers_at_once_with_its_line_and_ponder(book_file):
+    e, out = engine_with(book_file)
+    assert any("book" in line and "2 positions" in line for line in out)
+    out.clear()
+    e.handle("position startpos")
+    e.handle("go btime 0 wtime 0 byoyomi 1000")
+    assert e._thread is None  # no search was started
+    assert out == ["info string BookEvalDiff 0, limit 0: 3 moves to 1",  # why the other moves were not played
+                   "info depth 20 score cp 40 pv 7g7f 3c3d", "bestmove 7g7f ponder 3c3d"]
+
+
+def test_no_book_move_outside_the_book_nor_while_pondering(book_file):
+    e, out = engine_with(book_file)
+    e.handle("position startpos moves 1g1f")
+    e.handle("go nodes 50")
+    e._await_search()
+    assert out[-1].startswith("bestmove") and "nodes" in out[-2]
+    out.clear()
+    e.handle("position startpos")
+    e.handle("go ponder btime 0 wtime 0 byoyomi 1000")
+    assert e._thread is not None  # a ponder search, not the book
+    e.handle("stop")
+    assert sum(line.startswith("bestmove") for line in out) == 1
+
+
+def test_an_unreadable_book_is_said_once_and_the_engine_plays_on(tmp_path):
+    out: list[str] = []
+    e = UsiEngine(out.append)
+    e.handle(f"setoption name BookFile value {tmp_path / 'missing.db'}")
+    e.handle("isready")
+    e.handle("position startpos")
+    e.handle("go nodes 30")
+    e._await_search()
+    assert sum("playing without a book" in line for line in out) == 1
+    assert out[-1].startswith("bestmove")
+
+
+def test_a_book_from_floodgate_games_counts_their_opening_moves(tmp_path):
+    """The first moves of the floodgate games, counted here from the records directly, are the book's."""
+    path = SHARED_DATA / "floodgate" / "train.hcpe"
+    summary = build_book(BookBuildConfig(records=[str(path)], out=str(tmp_path / "fg.db"), plies=4, min_count=1))
+    book = read_book(summary["book"])
+    rows = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
+    board, first = cshogi.Board(), Counter()
+    for row in rows:
+        board.set_hcp(row["hcp"])
+        if board.sfen() == START:
+            first[cshogi.move_to_usi(board.move_from_move16(int(row["bestMove16"]) & 0xFFFF))] += 1
+    assert {m.move: m.count for m in book.lookup(START)} == dict(first)
+    assert summary["games"] == sum(first.values()) and max(int(s.split()[3]) for s in book.positions) <= 4
+    fewer = build_book(BookBuildConfig(records=[str(path)], out=str(tmp_path / "fg2.db"), plies=4, min_count=5))
+    assert all(m.count >= 5 for moves in read_book(fewer["book"]).positions.values() for m in moves)
