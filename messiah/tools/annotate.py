@@ -226,7 +226,8 @@ def write_kif(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
 
 
 def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
-    """A PNG of both sides' win rates over the game, the mistakes marked with their move numbers."""
+    """A PNG of black's win rate over the game, as GUIs draw it (white's is its mirror, so one curve says it
+    all), shaded toward the side ahead, with each side's mistakes marked where the curve lands after them."""
     try:
         import matplotlib
     except ImportError:
@@ -240,23 +241,26 @@ def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
     names = analysis.record.names
     fig, ax = plt.subplots(figsize=(10, 4.5), dpi=100)
     ax.axhline(0.5, color="0.7", lw=0.8)
-    ax.plot(plies, black, color="black", lw=1.8, label=f"black: {names[0]}")
-    ax.plot(plies, 1 - black, color="tab:red", lw=1.2, ls="--", label=f"white: {names[1]}")
-    for color, series, marker_colour in ((cshogi.BLACK, black, "black"), (cshogi.WHITE, 1 - black, "tab:red")):
+    ax.fill_between(plies, black, 0.5, where=black >= 0.5, color="0.3", alpha=0.15, lw=0, interpolate=True)
+    ax.fill_between(plies, black, 0.5, where=black < 0.5, color="tab:red", alpha=0.12, lw=0, interpolate=True)
+    ax.plot(plies, black, color="black", lw=1.8, label=f"black's win rate ({names[0]} against {names[1]})")
+    for color, marker_colour in ((cshogi.BLACK, "black"), (cshogi.WHITE, "tab:red")):
         marks = [n for n in analysis.notes if n.mistake and n.turn == color]
         if not marks:
             continue
-        # A mistake shows where the mover's curve lands after it.
         x = [n.ply for n in marks]
-        ax.scatter(x, series[x], s=70, marker="v", facecolor="none", edgecolor=marker_colour, lw=1.5, zorder=3,
+        ax.scatter(x, black[x], s=70, marker="v" if color == cshogi.BLACK else "^", facecolor="none",
+                   edgecolor=marker_colour, lw=1.5, zorder=3,
                    label=f"{'black' if color == cshogi.BLACK else 'white'} mistakes (> {analysis.threshold:.0%})")
-        for i, n in enumerate(marks):  # labels alternately lower, so that neighbours do not overlap
-            ax.annotate(f"#{n.ply} {cshogi.move_to_usi(n.move)}", (n.ply, series[n.ply]), textcoords="offset points",
-                        xytext=(0, -14 - 10 * (i % 2)), ha="center", fontsize=7, color=marker_colour)
+        below = color == cshogi.BLACK  # black's mistakes push the curve down: label them below, white's above
+        for i, n in enumerate(marks):  # labels alternately farther, so that neighbours do not overlap
+            offset = (14 + 10 * (i % 2)) * (-1 if below else 1)
+            ax.annotate(f"#{n.ply} {cshogi.move_to_usi(n.move)}", (n.ply, black[n.ply]), textcoords="offset points",
+                        xytext=(0, offset), ha="center", fontsize=7, color=marker_colour)
     ax.set_xlim(0, max(len(black) - 1, 1))
     ax.set_ylim(-0.05, 1.05)
     ax.set_xlabel("ply")
-    ax.set_ylabel("win rate (messiah's search)")
+    ax.set_ylabel("black's win rate (messiah's search)")
     ax.set_title(f"{names[0]} vs {names[1]}: {len(analysis.notes)} moves")
     ax.legend(loc="best", fontsize=8)
     ax.grid(alpha=0.3)
