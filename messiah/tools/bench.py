@@ -21,6 +21,7 @@ first ``TRAIN_WARMUP`` steps (worker start-up, first kernels) are not timed.
 from __future__ import annotations
 
 import csv
+import sys
 import tempfile
 import time
 from collections.abc import Mapping
@@ -133,8 +134,32 @@ class PositionSet:
     hcps: np.ndarray
 
 
+def random_positions(limit: int = MAX_POSITIONS, seed: int = 0) -> PositionSet:
+    """Middlegame positions of random play (20 to 80 plies, 2 to 12 pieces in hand), the same for a seed: the
+    position set of a machine without the shared teacher data."""
+    rng = np.random.default_rng(seed)
+    boards, hcps = [], np.zeros(limit, cshogi.HuffmanCodedPos)
+    while len(boards) < limit:
+        board = cshogi.Board()
+        for _ in range(int(rng.integers(20, 80))):
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            board.push(legal[int(rng.integers(len(legal)))])
+        in_hand = sum(sum(side) for side in board.pieces_in_hand)
+        if 2 <= in_hand <= 12 and not board.is_game_over():
+            board.to_hcp(hcps[len(boards) : len(boards) + 1])
+            boards.append(board)
+    return PositionSet(boards, hcps["hcp"])
+
+
 def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITIONS) -> PositionSet:
-    """Middlegame positions from an hcpe file; ValueError naming the file when it is not one."""
+    """Middlegame positions from an hcpe file; ValueError naming the file when it is not one. Without the
+    shared data, the default file's place is taken by random play's positions (figures then compare only
+    among themselves)."""
+    if Path(path) == DEFAULT_POSITIONS and not DEFAULT_POSITIONS.exists():
+        print(f"no {SHOWN_POSITIONS}: benching positions of random play instead", file=sys.stderr)
+        return random_positions(limit)
     size = Path(path).stat().st_size
     if size == 0 or size % cshogi.HuffmanCodedPosAndEval.itemsize:
         raise DataError(f"{path}: {size} bytes is not a whole number of {cshogi.HuffmanCodedPosAndEval.itemsize}-byte "

@@ -31,6 +31,11 @@ DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 AGREEMENT_SET = SHARED_DATA / "floodgate" / "test.hcpe"
 
 
+def default_openings() -> str:
+    """The shared opening set where it is, else '' (the start position and random plies)."""
+    return str(DEFAULT_OPENINGS) if DEFAULT_OPENINGS.is_file() else ""
+
+
 def default_teacher_files() -> list[str]:
     """The shared teacher files (teacher_s1..s8.hcpe) that exist here, in order."""
     return [str(p) for p in sorted((SHARED_DATA / "teacher").glob("teacher_s*.hcpe"))]
@@ -66,8 +71,9 @@ class RLConfig(Training):
     mate_nodes: int = 2000
     """the engine's MateNodes for the actors: df-pn nodes at the root of every self-play move (a forced mate
     found ends the game with an exact result)"""
-    openings: str = setting(str(DEFAULT_OPENINGS), shown="$MESSIAH_DATA/openings/records2016_10818.sfen")
-    """opening file (USI positions, one a line); '' for the start position and --random-plies random moves"""
+    openings: str = setting(factory=default_openings, shown="$MESSIAH_DATA/openings/records2016_10818.sfen")
+    """opening file (USI positions, one a line); '' for the start position and --random-plies random moves (the
+    default where the shared set is absent)"""
     random_plies: int = 8
     """random legal moves from the start position when --openings is ''"""
     explore_plies: int = 16
