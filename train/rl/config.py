@@ -72,8 +72,8 @@ class RLConfig(Training):
     """the engine's MateNodes for the actors: df-pn nodes at the root of every self-play move (a forced mate
     found ends the game with an exact result)"""
     openings: str = setting(factory=default_openings, shown="$MESSIAH_DATA/openings/records2016_10818.sfen")
-    """opening file (USI positions, one a line); '' for the start position and --random-plies random moves (the
-    default where the shared set is absent)"""
+    """opening file (USI positions, one a line); '' for the start position and --random-plies random moves (what is
+    used where the shared set is absent)"""
     random_plies: int = 8
     """random legal moves from the start position when --openings is ''"""
     explore_plies: int = 16
