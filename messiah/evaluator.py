@@ -134,9 +134,10 @@ def gpu_note(device: str, wanted: list, used: list[str], log: str = "") -> str |
 
 
 def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
-                 device: str = "auto") -> tuple[ort.InferenceSession, dict]:
+                 device: str = "auto") -> tuple[ort.InferenceSession, dict, str | None]:
     """Open a messiah ONNX model of ``kind`` ("all_moves" or "scalar"); returns the session and its
-    metadata. Raises ModelError with the reason when the file cannot be used."""
+    metadata, and :func:`gpu_note`'s line (None when all is as expected). Raises ModelError with the reason
+    when the file cannot be used."""
     path = Path(path) if path is not None else default_model_path()
     if not path.is_file():
         raise ModelError(f"model file not found: {path}")
@@ -153,8 +154,7 @@ def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
             session = ort.InferenceSession(str(path), options, providers=providers)
     except Exception as e:  # onnxruntime raises several private exception types
         raise ModelError(f"{path} is not a readable ONNX model: {e}") from None
-    meta = dict(session.get_modelmeta().custom_metadata_map)
-    meta["messiah.device_note"] = gpu_note(device, providers, session.get_providers(), log) or ""
+    meta = session.get_modelmeta().custom_metadata_map
     found = meta.get("messiah.kind")
     if found != kind:
         raise ModelError(f"{path} is not a messiah {kind} model (kind: {found})")
@@ -165,7 +165,7 @@ def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
     shape = session.get_inputs()[0].shape
     if list(shape[1:]) != list(SHAPE):
         raise ModelError(f"{path} expects features of shape {shape[1:]}, messiah makes {list(SHAPE)}")
-    return session, meta
+    return session, meta, gpu_note(device, providers, session.get_providers(), log)
 
 
 class Evaluator:
@@ -180,10 +180,9 @@ class Evaluator:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
-        self.session, meta = open_session(path, "all_moves", threads, device)
+        self.session, meta, self.device_note = open_session(path, "all_moves", threads, device)
         self.path = Path(path) if path is not None else default_model_path()
         self.config = json.loads(meta.get("messiah.config", "{}"))
-        self.device_note: str | None = meta.pop("messiah.device_note") or None
         self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
         # the model's version (CHANGELOG.md names each shipped one); a model without one goes by its file
         self.name = meta.get("messiah.name") or self.path.stem
@@ -238,7 +237,7 @@ class ScalarEvaluator:
     """The scalar twin: one win rate per position. Only the benchmark uses it."""
 
     def __init__(self, path: str | os.PathLike, threads: int = 0, device: str = "auto"):
-        self.session, _ = open_session(path, "scalar", threads, device)
+        self.session, _, _ = open_session(path, "scalar", threads, device)
 
     def values(self, features: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"features": features})[0]

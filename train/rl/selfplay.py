@@ -144,6 +144,7 @@ class BatchedEvaluator(Evaluator):
         base = batcher.evaluator
         self.batcher, self.session, self.path, self.config = batcher, base.session, base.path, base.config
         self.metadata, self.providers = base.metadata, base.providers
+        self.name, self.sha256, self.device_note = base.name, base.sha256, base.device_note
         self.calls = self.positions = 0
         self.seconds = 0.0
         self._one = np.zeros_like(base._one)
