@@ -123,12 +123,14 @@ class Book:
     """Positions (their sfen with the ply) and their book moves, best or most played first."""
 
     positions: dict[str, list[BookMove]] = field(default_factory=dict)
+    _plyless: dict[str, list[BookMove]] | None = field(default=None, init=False, repr=False, compare=False)  # IgnoreBookPly's index, built when first needed
 
     def __len__(self) -> int:
         return len(self.positions)
 
     def add(self, sfen: str, move: BookMove) -> None:
         """Count ``move`` in ``sfen`` (an existing entry of the same move adds its count)."""
+        self._plyless = None
         moves = self.positions.setdefault(_key(sfen, False), [])
         for known in moves:
             if known.move == move.move:
@@ -149,11 +151,10 @@ class Book:
     def _index(self, ignore_ply: bool) -> dict[str, list[BookMove]]:
         if not ignore_ply:
             return self.positions
-        if getattr(self, "_plyless", None) is None or self._plyless_size != len(self.positions):
-            plyless: dict[str, list[BookMove]] = {}
+        if self._plyless is None:
+            self._plyless = {}
             for sfen, moves in self.positions.items():
-                plyless.setdefault(_key(sfen, True), moves)  # the first ply seen of a position, as YaneuraOu
-            self._plyless, self._plyless_size = plyless, len(self.positions)
+                self._plyless.setdefault(_key(sfen, True), moves)  # the first ply seen of a position, as YaneuraOu
         return self._plyless
 
     def sort(self) -> None:
