@@ -123,7 +123,8 @@ class Book:
     """Positions (their sfen with the ply) and their book moves, best or most played first."""
 
     positions: dict[str, list[BookMove]] = field(default_factory=dict)
-    _plyless: dict[str, list[BookMove]] | None = field(default=None, init=False, repr=False, compare=False)  # IgnoreBookPly's index, built when first needed
+    # IgnoreBookPly's index, built when first needed
+    _plyless: dict[str, list[BookMove]] | None = field(default=None, init=False, repr=False, compare=False)
 
     def __len__(self) -> int:
         return len(self.positions)
