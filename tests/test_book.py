@@ -122,12 +122,18 @@ def engine_with(book_file) -> tuple[UsiEngine, list[str]]:
 def test_a_book_hit_answers_at_once_with_its_line_and_ponder(book_file):
     e, out = engine_with(book_file)
     assert any("book" in line and "2 positions" in line for line in out)
+    e.handle("setoption name USI_Ponder value true")
     out.clear()
     e.handle("position startpos")
     e.handle("go btime 0 wtime 0 byoyomi 1000")
     assert e._thread is None  # no search was started
     assert out == ["info string BookEvalDiff 0, limit 0: 3 moves to 1",  # why the other moves were not played
                    "info depth 20 score cp 40 pv 7g7f 3c3d", "bestmove 7g7f ponder 3c3d"]
+    # without USI_Ponder the line still shows the expected reply, but bestmove names no move to ponder on
+    e.handle("setoption name USI_Ponder value false")
+    out.clear()
+    e.handle("go btime 0 wtime 0 byoyomi 1000")
+    assert out[-2:] == ["info depth 20 score cp 40 pv 7g7f 3c3d", "bestmove 7g7f"]
 
 
 def test_no_book_move_outside_the_book_nor_while_pondering(book_file):

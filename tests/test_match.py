@@ -75,6 +75,46 @@ def test_a_real_match_against_fairy_stockfish(tmp_path):
     assert "2/2" in done.stderr  # the progress bar
 
 
+def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path):
+    """--ponder with the opponent's USI_Ponder off: messiah (first) is sent go ponder on the opponent's time and
+    answers each by ponderhit or stop, the opponent never is, and the report counts the ponderhits."""
+    if shutil.which("messiah-usi") is None:
+        pytest.skip("messiah-usi is not installed")
+    out, opponent_log = tmp_path / "match", tmp_path / "opponent.log"
+    cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", "messiah-usi", "--ponder",
+           "--opponent-option", "USI_Ponder=false", "--opponent-option", f"WriteDebugLog={opponent_log}",
+           "--games", "2", "--byoyomi", "300", "--draw", "50", "--out", str(out), "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    summary = json.loads(done.stdout)
+    assert summary["games"] == 2 and summary["forfeits"] == [0, 0], summary["endings"]
+    ponder = summary["ponder"]
+    assert ponder["ponders"] >= 2 * 8 and 0 <= ponder["hits"] <= ponder["ponders"]  # 13 moves each game
+    assert ponder["share"] == ponder["hits"] / ponder["ponders"]
+    opponent = opponent_log.read_text()
+    assert opponent.count("> go ") >= 2 * 8 and "ponder" not in opponent
+    assert not list(out.rglob("*.usi.log"))  # the first engine's logs were read and removed
+
+
+def test_ponder_counts_reads_games_from_a_debug_log():
+    log = """  0.001 > usi
+  0.010 > usinewgame
+  0.020 > go btime 0 wtime 0 byoyomi 300
+  0.400 < bestmove 7g7f ponder 3c3d
+  0.401 > go ponder btime 0 wtime 0 byoyomi 300
+  0.700 > ponderhit
+  1.000 < bestmove 2g2f ponder 8c8d
+  1.001 > go ponder btime 0 wtime 0 byoyomi 300
+  1.300 > stop
+  2.000 > usinewgame
+  2.001 > go ponder byoyomi 300
+  2.300 > gameover win
+"""
+    from messiah.arena.match import ponder_counts
+
+    assert ponder_counts(log) == [(2, 1), (1, 0)]
+
+
 def test_player_takes_only_the_moves_of_the_player_of_that_exact_name(tmp_path):
     """"messiah" must not also take the moves of "messiah-old"; scores come back from the mover's view."""
     import cshogi

@@ -168,6 +168,63 @@ def test_ponderhit_gives_the_move_the_time_of_the_same_go_counted_from_the_ponde
     assert len(bestmoves(out)) == 2
 
 
+@pytest.mark.parametrize("order", ["stop first", "position first"])
+def test_a_ponder_miss_never_plays_the_ponder_searchs_move(order):
+    """The engine ponders on a position where G*5b mates; the opponent plays something else, so the GUI sends
+    stop (whose bestmove it ignores; a careless GUI may send the new position at once), then the position that
+    arose, where black has no gold. The move played there comes from a new search of that position."""
+    e, out = engine()
+    e.handle("setoption name USI_Ponder value true")
+    e.handle("isready")
+    e.handle("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b G 1")
+    e.handle("go ponder byoyomi 1000")
+    time.sleep(0.3)
+    if order == "stop first":
+        e.handle("stop")
+    e.handle("position sfen 4k4/9/4P4/9/9/9/9/9/4K4 b S 1")
+    assert bestmoves(out) == ["bestmove G*5b"]  # the ponder search's answer, which the GUI drops
+    out.clear()
+    go(e, "go byoyomi 300")
+    board = cshogi.Board("4k4/9/4P4/9/9/9/9/9/4K4 b S 1")
+    assert len(bestmoves(out)) == 1
+    played = bestmoves(out)[0].split()[1]
+    assert board.move_from_usi(played) in set(board.legal_moves) and played != "G*5b"
+    for line in out:  # every line of the new search speaks of the new position
+        if " pv " in line:
+            assert board.move_from_usi(line.split(" pv ")[1].split()[0]) in set(board.legal_moves), line
+
+
+def test_bestmove_names_a_ponder_move_only_with_usi_ponder():
+    e, out = engine()
+    e.handle("isready")
+    e.handle("position startpos moves 7g7f 3c3d")
+    go(e, "go nodes 200")
+    assert len(bestmoves(out)[-1].split()) == 2
+    e.handle("setoption name USI_Ponder value true")
+    go(e, "go nodes 200")
+    words = bestmoves(out)[-1].split()
+    assert words[2] == "ponder" and len(words) == 4
+    board = parse_position(["startpos", "moves", "7g7f", "3c3d", words[1]])
+    assert board.move_from_usi(words[3]) in set(board.legal_moves)
+
+
+def test_write_debug_log_records_every_line_in_and_out(tmp_path):
+    log = tmp_path / "usi.log"
+    e, out = engine()
+    e.handle(f"setoption name WriteDebugLog value {log}")
+    e.handle("position startpos")
+    go(e, "go nodes 30")
+    e.handle("setoption name WriteDebugLog value <empty>")
+    e.handle("isready")  # after the log was closed: not in it
+    lines = [line.split(maxsplit=2)[1:] for line in log.read_text().splitlines()]
+    assert lines[0] == [">", "position startpos"] and lines[1] == [">", "go nodes 30"]
+    assert [">", "setoption name WriteDebugLog value <empty>"] == lines[-1]
+    assert out[-1] == "readyok" and ["<", "readyok"] not in lines
+    assert [["<", x] for x in out if x.startswith("bestmove")] == [x for x in lines if x[1].startswith("bestmove")]
+    e.handle(f"setoption name WriteDebugLog value {tmp_path / 'no' / 'such' / 'dir.log'}")
+    assert "WriteDebugLog: cannot write" in out[-1] and e.options["WriteDebugLog"] == "<empty>"
+
+
 @pytest.mark.parametrize("search", ["alphabeta", "ucb1", "puct"])
 @pytest.mark.parametrize("limit", ["nodes 30", "depth 2", "movetime 200"])
 def test_every_search_and_limit(search, limit):

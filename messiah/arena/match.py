@@ -70,6 +70,10 @@ class MatchConfig:
     """which openings are drawn"""
     draw: int = DRAW_PLY
     """a game still going at this ply is a draw"""
+    ponder: bool = False
+    """think on the opponent's time (cshogi.cli's ponder): sets USI_Ponder for both engines; an
+    --opponent-option USI_Ponder=false leaves messiah as the opponent without pondering. messiah as the first
+    engine logs its USI lines (WriteDebugLog) so that the report counts its ponderhits"""
     out: str = "runs/match"
     """directory for the CSA records and match.log"""
     sprt: tuple[float, float] | None = setting(None, parse=parse_sprt, metavar="ELO0,ELO1")
@@ -136,6 +140,10 @@ def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple
     scratch = out / f".pair{first_number:05d}"
     scratch.mkdir(parents=True, exist_ok=True)
     tallies: list[dict] = []
+    usi_log = None
+    if cfg.ponder and commands[0] == messiah_command() and "WriteDebugLog" not in options[0]:
+        usi_log = scratch / "engine.usi.log"
+        options = ({**options[0], "WriteDebugLog": str(usi_log)}, options[1])
 
     def tally(summary: dict) -> bool:
         tallies.append(dict(summary))
@@ -148,7 +156,13 @@ def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple
         cshogi.cli.main(commands[0], commands[1], options[0], options[1], names=list(names), games=games,
                         byoyomi=cfg.byoyomi, time=cfg.time, inc=cfg.inc, draw=cfg.draw,
                         opening=cfg.openings if opening is not None else None, opening_moves=OPENING_PLIES,
-                        opening_index=opening, csa=str(scratch), print_summary=False, callback=tally)
+                        opening_index=opening, csa=str(scratch), ponder=cfg.ponder, print_summary=False,
+                        callback=tally)
+    ponders = [(0, 0)] * len(tallies)
+    if usi_log is not None and usi_log.exists():
+        counts = ponder_counts(usi_log.read_text(encoding="utf-8", errors="replace"))
+        ponders = ([(0, 0)] * len(tallies) + counts)[-len(tallies):]
+        usi_log.unlink()
     records = sorted(scratch.glob("*.csa"), key=lambda p: p.stat().st_mtime_ns)
     result, before = [], {"engine1_won": 0, "engine2_won": 0}
     for i, (summary, path) in enumerate(zip(tallies, records, strict=True)):
@@ -164,9 +178,26 @@ def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple
             outcome = "draw"
         before = summary
         result.append(Game(number, -1 if opening is None else opening, i % 2 == 0, outcome,
-                           parser.endgame or "", len(parser.moves), str(target)))
+                           parser.endgame or "", len(parser.moves), str(target), *ponders[i]))
     scratch.rmdir()
     return result, log.getvalue()
+
+
+def ponder_counts(log: str) -> list[tuple[int, int]]:
+    """Per game of a messiah WriteDebugLog (games begin at usinewgame): how many go ponder it was sent, and
+    how many of those became its move by ponderhit."""
+    games: list[list[int]] = []
+    for line in log.splitlines():
+        words = line.split()
+        if len(words) < 3 or words[1] != ">":
+            continue
+        if words[2] == "usinewgame":
+            games.append([0, 0])
+        elif games and words[2] == "go" and "ponder" in words[3:]:
+            games[-1][0] += 1
+        elif games and words[2] == "ponderhit":
+            games[-1][1] += 1
+    return [(p, h) for p, h in games]
 
 
 def random_openings(count: int, seed: int, plies: int = RANDOM_OPENING_PLIES) -> list[str]:
@@ -289,7 +320,7 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
 def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
     """The summary as text, first engine's view."""
     clock = (f"byoyomi {cfg.byoyomi} ms" if cfg.byoyomi else "") + (f" time {cfg.time} ms" if cfg.time else "") + \
-        (f" inc {cfg.inc} ms" if cfg.inc else "")
+        (f" inc {cfg.inc} ms" if cfg.inc else "") + (", ponder" if cfg.ponder else "")
     lines = [f"{names[0]} vs {names[1]}: {summary['games']} games, {clock.strip()}",
              f"W-L-D {summary['wins']}-{summary['losses']}-{summary['draws']}  score {100 * summary['score']:.1f}%",
              f"Elo difference {elo_text(summary['elo'])} (95% interval {elo_text(summary['elo_low'])} .. "
@@ -300,6 +331,10 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
              f"lost on time or by an illegal move: {names[0]} {summary['forfeits'][0]}, "
              f"{names[1]} {summary['forfeits'][1]}",
              f"records: {cfg.out}/*.csa"]
+    if "ponder" in summary:
+        p = summary["ponder"]
+        lines.insert(-1, f"{names[0]} pondered {p['ponders']} times: ponderhit {p['hits']} "
+                         f"({100 * p['share']:.1f}%), stopped {p['ponders'] - p['hits']}")
     if "sprt" in summary:
         t = summary["sprt"]
         lines.insert(3, f"SPRT elo0 {t['elo0']:g} elo1 {t['elo1']:g} (alpha {t['alpha']}, beta {t['beta']}, "

@@ -27,6 +27,8 @@ class Game:
     ending: str  # the CSA end code, e.g. %TORYO, %TIME_UP, %SENNICHITE
     plies: int
     record: str
+    ponders: int = 0  # the first engine's go ponder commands, when its debug log was read (messiah's only)
+    ponderhits: int = 0  # and how many of them the opponent's move turned into its move (ponderhit)
 
 
 def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
@@ -127,6 +129,10 @@ def summarize(games: list[Game], sprt: tuple[float, float] | None = None) -> dic
     if games:
         elo, low, high = elo_interval(wins, losses, draws)
         summary.update(elo=elo, elo_low=low, elo_high=high)
+    ponders = sum(g.ponders for g in games)
+    if ponders:
+        hits = sum(g.ponderhits for g in games)
+        summary["ponder"] = {"ponders": ponders, "hits": hits, "share": hits / ponders}
     if sprt is not None:
         summary["sprt"] = sprt_state(games, *sprt)
     return summary

@@ -24,6 +24,7 @@ class UsiError(UserError):
 INTEGER = re.compile(r"[+-]?[0-9]+")
 HUGE = 10**18  # numbers beyond this are clamped (int() of 4,300+ digits raises; so many means no limit)
 DEFAULT_MODEL = "<default>"  # ModelPath of the shipped model
+NO_LOG = "<empty>"  # WriteDebugLog's "no log", as YaneuraOu declares an empty string option
 
 
 def parse_int(text: str, what: str) -> int:
@@ -85,7 +86,7 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "Threads": Option("spin", 1, 1, 256),
         "Search": Option("combo", DEFAULT_SEARCH, choices=tuple(searchers)),
         "USI_Hash": Option("spin", 256, 1, 65536),  # MB, sized by the searcher (Searcher.set_hash)
-        "USI_Ponder": Option("check", False),
+        "USI_Ponder": Option("check", False),  # also whether bestmove names a ponder move (cshogi.cli ponders on it)
         "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
         # the searches' own options (MateNodes, BatchSize, PuctC, ...), as they declare them
         **{name: Option("spin", o.usi_default, o.low, o.high) for name, o in search_options(searchers).items()},
@@ -111,6 +112,7 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "FlippedBook": Option("check", BookRules.flipped),
         "IgnoreBookPly": Option("check", BookRules.ignore_ply),
         "ConsiderBookMoveCount": Option("check", BookRules.by_count),
+        "WriteDebugLog": Option("filename", NO_LOG),  # a file that gets every line in and out, timed (YaneuraOu's)
     }
 
 

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator
+from typing import TextIO
 
 import cshogi
 
@@ -25,7 +26,7 @@ from messiah import __version__
 from messiah.engine.book import NO_BOOK, Book, read_book
 from messiah.engine.engine import Engine, load_evaluator
 from messiah.engine.mate import solve_mate
-from messiah.engine.options import INTEGER, OPTIONS, UsiError, book_rules, one_line, parse_int
+from messiah.engine.options import INTEGER, NO_LOG, OPTIONS, UsiError, book_rules, one_line, parse_int
 from messiah.engine.timeman import TimeBudget, think_time
 from messiah.errors import DataError
 from messiah.evaluator import Evaluator
@@ -64,6 +65,8 @@ class UsiEngine:
         self.book: Book | None = None  # the BookFile's book, read at isready (or the first go)
         self._book_file: str | None = None  # the BookFile that book was read from (or failed to be)
         self._rng = random.Random()  # book moves are drawn at random, a new game a new line
+        self._log: TextIO | None = None  # WriteDebugLog's file
+        self._log_start = time.perf_counter()
 
     @property
     def searcher(self) -> Searcher | None:
@@ -72,12 +75,24 @@ class UsiEngine:
     def write(self, text: str) -> None:
         with self._lock:
             self._write(text)
+            self._note("<", text)
+
+    def _note(self, direction: str, line: str) -> None:
+        """One line of the WriteDebugLog file: seconds since the engine started, > for in, < for out."""
+        if self._log is not None:
+            try:
+                self._log.write(f"{time.perf_counter() - self._log_start:10.3f} {direction} {line}\n")
+                self._log.flush()
+            except OSError:  # a full disk must not stop the game
+                pass
 
     def handle(self, line: str) -> bool:
         """Handle one line; returns False on quit. No exception escapes: an error becomes an info string."""
         words = line.split()
         if not words:
             return True
+        with self._lock:
+            self._note(">", line)
         command, args = words[0], words[1:]
         if command == "quit":
             self._finish_search()
@@ -101,6 +116,7 @@ class UsiEngine:
             if not self.handle(line.strip()):
                 break
         self._finish_search()
+        self._open_log(NO_LOG)
 
     def cmd_usi(self, args: list[str]) -> None:
         self.write(f"id name {ENGINE_NAME}")
@@ -116,10 +132,31 @@ class UsiEngine:
         name, value = " ".join(args[1:cut]), " ".join(args[cut + 1 :])
         if name not in OPTIONS:
             raise UsiError(f"unknown option {one_line(name, 40)!r}")
-        self.options[name] = OPTIONS[name].parse(name, value)
+        parsed = OPTIONS[name].parse(name, value)
+        if name == "WriteDebugLog":
+            self._open_log(parsed)
+        self.options[name] = parsed
         if name in ("ModelPath", "Threads"):
             self.evaluator = None
         self.engine = None
+
+    def _open_log(self, path: str) -> None:
+        """Start appending every line in and out to ``path`` (NO_LOG: stop logging)."""
+        log = None
+        if path != NO_LOG:
+            try:
+                log = open(path, "a", encoding="utf-8")  # noqa: SIM115 - open while the engine runs
+            except OSError as e:
+                raise UsiError(f"WriteDebugLog: cannot write {one_line(path, 100)}: {e.strerror or e}") from None
+        with self._lock:
+            if self._log is not None:
+                self._log.close()
+            self._log = log
+
+    def _ponder_move(self, move: str | None) -> str:
+        """bestmove's " ponder <move>", named only with USI_Ponder: an engine that does not ponder has no use
+        for it, and cshogi.cli, which ponders whenever one is named, then leaves this engine's turns alone."""
+        return f" ponder {move}" if move and self.options["USI_Ponder"] else ""
 
     def _load(self) -> Engine:
         """The engine of the current options (messiah.engine.engine), built when an option changed."""
@@ -212,9 +249,9 @@ class UsiEngine:
             self.write(f"info string {note}")
         if move is None:
             return False
-        ponder = "" if move.ponder == "none" else f" {move.ponder}"
-        self.write(f"info depth {move.depth} score cp {move.value} pv {move.move}{ponder}")
-        self._reply(f"bestmove {move.move}" + (f" ponder{ponder}" if ponder else ""))
+        ponder = None if move.ponder == "none" else move.ponder
+        self.write(f"info depth {move.depth} score cp {move.value} pv {move.move}" + (f" {ponder}" if ponder else ""))
+        self._reply(f"bestmove {move.move}{self._ponder_move(ponder)}")
         return True
 
     def _start(self, target: Callable, *args) -> None:
@@ -252,8 +289,8 @@ class UsiEngine:
                 if result.bestmove and engine.scale.to_cp(result.winrate) <= -engine.settings["ResignValue"]:
                     reply = "bestmove resign"
                 elif result.bestmove:
-                    ponder = f" ponder {cshogi.move_to_usi(result.pv[1])}" if len(result.pv) > 1 else ""
-                    reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{ponder}"
+                    ponder = cshogi.move_to_usi(result.pv[1]) if len(result.pv) > 1 else None
+                    reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{self._ponder_move(ponder)}"
         except Exception as e:  # noqa: BLE001 - the engine must answer go whatever happens
             self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")
             reply = self._fallback_move(engine.searcher, board)
