@@ -8,26 +8,31 @@ Every rule is cshogi's, on the server: the legal destinations of a piece, whethe
 it may or must promote, mate, repetition. The person's move and messiah's reply are two requests, so the
 page shows the move at once; the game lives on the server, so a closed tab loses nothing (reopen the page:
 it asks for messiah's move if one is due), and each game has an id so that a request from a replaced game
-is refused, not applied.
+is refused, not applied. The page also draws black's win rate as messiah saw it, offers the game as KIF
+and CSA (cshogi's exporters), and annotates a finished game with ``messiah annotate``'s analysis.
 """
 
 from __future__ import annotations
 
 import socket
+import tempfile
 import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import datetime
 from importlib import resources
+from pathlib import Path
 
 import cshogi
-from cshogi import KIF
+from cshogi import CSA, KIF
 
 from messiah.config import at_least, within
 from messiah.engine.engine import Engine, EngineChoice, overrides
 from messiah.errors import UserError
 from messiah.evaluator import Evaluator
 from messiah.tools.analyze import analysis
+from messiah.tools.annotate import GameAnalysis, Record, annotate_record
 from messiah.tools.picture import CELL, SVG_NS, board_svg, square_centre
 
 MARKS = ("☗", "☖")
@@ -35,6 +40,8 @@ HAND_LETTERS = "PLNSGBR"  # cshogi's hand piece order
 HAND_KANJI = "歩香桂銀金角飛"
 BOARD_SCALE = 2.6
 MOVETIMES = (300, 1000, 3000, 10000)  # ms the page offers
+ANNOTATE_MOVETIMES = (100, 300, 1000)  # ms per position the page offers for an annotation
+ANNOTATE_MOVETIME = 300  # its default: a 100-ply game in about half a minute
 
 
 @dataclass
@@ -71,7 +78,22 @@ class Game:
     movetime: int  # ms per engine move
     board: cshogi.Board = field(default_factory=cshogi.Board)
     result: str | None = None  # how it ended, once it has
+    end: tuple[str, str] | None = None  # the same for the records: CSA's code, cshogi's KIF.Exporter.end reason
     engine: dict = field(default_factory=dict)  # the engine's last search: win rate, PV
+    winrates: list[tuple[int, float]] = field(default_factory=list)  # (ply of messiah's move, black's win rate)
+    annotation: dict | None = None  # the finished game's annotation, once asked for
+    started: datetime = field(default_factory=datetime.now)
+
+    def names(self) -> list[str]:
+        """The players, black first, as the records name them."""
+        return ["you", "messiah"] if self.human == cshogi.BLACK else ["messiah", "you"]
+
+    def start(self) -> cshogi.Board:
+        """The position the game started from (a test may set up another than the usual one)."""
+        board = self.board.copy()
+        for _ in board.history:
+            board.pop()
+        return board
 
 
 def clickable_board(board: cshogi.Board, flip: bool) -> str:
@@ -87,6 +109,58 @@ def clickable_board(board: cshogi.Board, flip: bool) -> str:
             "x": f"{x - CELL / 2:.1f}", "y": f"{y - CELL / 2:.1f}", "width": str(CELL), "height": str(CELL),
             "data-square": str(square), "data-name": cshogi.SQUARE_NAMES[square], "class": "square"})
     return ET.tostring(root, encoding="unicode")
+
+
+def winrate_graph(points: Sequence[tuple[int, float]], plies: int, mistakes: Sequence[tuple[int, int]] = (),
+                  width: int = 300, height: int = 150) -> str:
+    """An SVG of black's win rate as GUIs draw it: one curve through ``points`` (ply, black's win rate) over
+    ``plies`` plies, 50% across the middle, a dot with a tooltip per point, and each of ``mistakes`` (ply, the
+    side that made it) ringed in that side's colour on the curve, as ``messiah annotate --png`` marks them."""
+    left, right, top, bottom = 30, 8, 8, 16
+    span = max(plies, 1)
+    at = dict(points)
+
+    def xy(ply: int, black: float) -> tuple[str, str]:
+        return f"{left + (width - left - right) * ply / span:.1f}", f"{top + (height - top - bottom) * (1 - black):.1f}"
+
+    root = ET.Element(f"{{{SVG_NS}}}svg", {"viewBox": f"0 0 {width} {height}", "width": str(width),
+                                           "height": str(height), "font-size": "9", "class": "winrates"})
+
+    def sub(parent: ET.Element, tag: str, text: str | None = None, **attributes: str) -> ET.Element:
+        names = {k: k.rstrip("_").replace("_", "-") for k in attributes}  # class_, text_anchor, data_ply
+        element = ET.SubElement(parent, f"{{{SVG_NS}}}{tag}", {names[k]: v for k, v in attributes.items()})
+        element.text = text
+        return element
+
+    sub(root, "rect", x=str(left), y=str(top), width=str(width - left - right), height=str(height - top - bottom),
+        fill="none", stroke="#999")
+    for value in (0.0, 0.5, 1.0):
+        x, y = xy(0, value)
+        if value == 0.5:
+            sub(root, "line", x1=x, y1=y, x2=str(width - right), y2=y, stroke="#bbb")
+        sub(root, "text", f"{value:.0%}", x=str(left - 3), y=y, text_anchor="end", dominant_baseline="middle")
+    for ply in sorted({0, plies}):
+        sub(root, "text", str(ply), x=xy(ply, 0)[0], y=str(height - 3), text_anchor="middle")
+    sub(root, "text", "black's win rate", x=str(left + 4), y=str(top + 10), fill="#666")
+    if len(points) > 1:
+        sub(root, "polyline", points=" ".join(",".join(xy(*point)) for point in points), fill="none",
+            stroke="black", stroke_width="1.5", class_="curve")
+    for ply, black in points:
+        x, y = xy(ply, black)
+        dot = sub(root, "circle", cx=x, cy=y, r="2.5", fill="black", class_="point", data_ply=str(ply))
+        sub(dot, "title", f"move {ply}: black {black:.1%}")
+    for ply, side in mistakes:
+        x, y = xy(ply, at[ply])
+        colour = "black" if side == cshogi.BLACK else "#d62728"
+        ring = sub(root, "circle", cx=x, cy=y, r="5", fill="none", stroke=colour, stroke_width="1.5",
+                   class_="mistake")
+        sub(ring, "title", f"move {ply}: a mistake by {'black' if side == cshogi.BLACK else 'white'}")
+    return ET.tostring(root, encoding="unicode")
+
+
+def _kif(board: cshogi.Board, move: int) -> str:
+    """``move`` on ``board`` as the move list writes it: the mover's mark and the KIF move."""
+    return MARKS[board.turn] + KIF.move_to_kif(move, board.peek())
 
 
 def _int(value: object, name: str, low: int, high: int) -> int:
@@ -108,7 +182,8 @@ class PlayServer:
 
     def __init__(self, evaluator: Evaluator | None = None, search: str | None = None, movetime: int = 1000,
                  nodes: int | None = None, options: Mapping[str, str] | None = None):
-        self.engine = Engine.from_options(overrides(options, Search=search), evaluator)
+        self.options = overrides(options, Search=search)
+        self.engine = Engine.from_options(self.options, evaluator)
         self.nodes = nodes  # a node budget instead of the time (tests)
         self.lock = threading.Lock()
         self.game = Game(1, cshogi.BLACK, movetime)
@@ -188,7 +263,7 @@ class PlayServer:
     def resign(self, game_id: object) -> dict:
         with self.lock:
             self._check(game_id, your_turn=False)
-            self.game.result = "you resigned: messiah wins"
+            self._finish("you resigned: messiah wins", "%TORYO", "resign")
             return self.state()
 
     def scores(self, game_id: object) -> str:
@@ -200,12 +275,64 @@ class PlayServer:
             picture.scale = BOARD_SCALE
             return picture.to_svg()
 
+    def record(self, game_id: object, kind: object) -> tuple[str, bytes]:
+        """The game so far as a ``kind`` ('kif' or 'csa') file, by cshogi's exporters: its file name and its
+        bytes (a .kif in Shift_JIS, as GUIs read it; a .csa in UTF-8). The players are "you" and "messiah";
+        a finished game ends with its result (a mate as the mated side's resignation: cshogi's KIF exporter
+        has no 詰み, and floodgate's records end a mate with %TORYO too)."""
+        if kind not in ("kif", "csa"):
+            raise PlayError(f"a record is .kif or .csa, not .{kind}", 404)
+        with self.lock:
+            self._check(game_id, playing=False)
+            game = self.game
+            start = game.start()
+            with tempfile.TemporaryDirectory() as folder:
+                path = str(Path(folder) / f"game.{kind}")
+                if kind == "kif":
+                    kif = KIF.Exporter(path)
+                    kif.header(game.names(), game.started, None if start.sfen() == cshogi.STARTING_SFEN else start)
+                    for move in game.board.history:
+                        kif.move(move)
+                    if game.end:
+                        kif.end(game.end[1])
+                    kif.close()
+                else:
+                    csa = CSA.Exporter(path, encoding="utf-8")
+                    csa.info(start, game.names(), {"START_TIME": f"{game.started:%Y/%m/%d %H:%M:%S}"}, version="V2.2")
+                    for move in game.board.history:
+                        csa.move(move)
+                    if game.end:
+                        csa.endgame(game.end[0])
+                    csa.close()
+                content = Path(path).read_bytes()
+            return f"messiah-{game.started:%Y%m%d-%H%M%S}.{kind}", content
+
+    def annotate(self, game_id: object, movetime: object = None) -> dict:
+        """Annotate the finished game as ``messiah annotate`` does, with this engine's options, each position
+        searched for ``movetime`` ms (ANNOTATE_MOVETIME when None) or, when the server has one, its node budget;
+        the game's state, with the annotation under "annotation" (kept with the game, so a reopened page shows
+        it). It holds the lock, as the evaluator is the game's: the page's other requests wait for it."""
+        with self.lock:
+            self._check(game_id, playing=False)
+            game = self.game
+            if game.result is None:
+                raise PlayError("the game is still going: annotate it once it is over (resign to end it now)", 409)
+            if not game.board.history:
+                raise PlayError("the game has no moves to annotate")
+            limits = ({"nodes": self.nodes} if self.nodes else
+                      {"movetime": _int(ANNOTATE_MOVETIME if movetime is None else movetime, "movetime", 10, 10_000)})
+            record = Record(game.start().sfen(), list(game.board.history), game.names(), game.end[0])
+            notes = annotate_record(record, self.engine.evaluator, progress=False, options=self.options, **limits)
+            budget = f"{self.nodes} nodes" if self.nodes else f"{limits['movetime'] / 1000:g} s"
+            game.annotation = self._annotation(notes, f"{budget} per position")
+            return self.state()
+
     def state(self) -> dict:
         """Everything the page shows."""
         game, board = self.game, self.game.board
-        moves, replay = [], cshogi.Board(cshogi.STARTING_SFEN)
+        moves, replay = [], game.start()
         for number, move in enumerate(board.history, 1):
-            moves.append(f"{number} {MARKS[replay.turn]}{KIF.move_to_kif(move, replay.peek())}")
+            moves.append(f"{number} {_kif(replay, move)}")
             replay.push(move)
         hand = board.pieces_in_hand[game.human]
         return {
@@ -218,7 +345,10 @@ class PlayServer:
             "moves": moves,
             "hand": [{"piece": HAND_LETTERS[i], "kanji": HAND_KANJI[i], "count": n} for i, n in enumerate(hand) if n],
             "engine": game.engine,
+            "winrates": game.winrates,
+            "graph": winrate_graph(game.winrates, len(board.history)),
             "result": game.result,
+            "annotation": game.annotation,
         }
 
     # -- the game ------------------------------------------------------------------------------------------
@@ -241,18 +371,40 @@ class PlayServer:
     def _limits(self) -> dict:
         return {"nodes": self.nodes} if self.nodes else {"movetime": self.game.movetime}
 
+    def _annotation(self, notes: GameAnalysis, budget: str) -> dict:
+        """What the page shows of an annotation: the summary per side, the mistakes, the graph."""
+        board, mistakes = cshogi.Board(notes.record.sfen), []
+        for note in notes.notes:
+            if note.mistake:
+                mistakes.append({"ply": note.ply, "player": notes.record.names[note.turn],
+                                 "move": _kif(board, note.move), "best": _kif(board, note.best),
+                                 "loss": round(note.loss, 4)})
+            board.push(note.move)
+        graph = winrate_graph(list(enumerate(notes.black_winrates().tolist())), len(notes.notes),
+                              [(n.ply, n.turn) for n in notes.notes if n.mistake], width=640, height=220)
+        return {"budget": budget, "threshold": notes.threshold, "summary": notes.summary(), "mistakes": mistakes,
+                "graph": graph}
+
+    def _finish(self, result: str, csa: str, kif: str) -> None:
+        """End the game: ``result`` for the page, ``csa`` (CSA's %-code) and ``kif`` (KIF.Exporter.end's
+        reason) for the records."""
+        self.game.result, self.game.end = result, (csa, kif)
+
     def _engine_move(self) -> None:
-        board = self.game.board
+        game, board = self.game, self.game.board
         if board.is_nyugyoku():
-            self.game.result = "messiah declares an entering-king win"
+            self._finish("messiah declares an entering-king win", "%KACHI", "win")
             return
         result = self.engine.search(board, **self._limits())
         pv, replay = [], board.copy()
         for move in result.pv:
-            pv.append(MARKS[replay.turn] + KIF.move_to_kif(move, replay.peek()))
+            pv.append(_kif(replay, move))
             replay.push(move)
-        self.game.engine = {"winrate": round(result.winrate, 4), "mate": result.mate, "pv": " ".join(pv),
-                            "depth": result.depth, "nodes": result.nodes}
+        game.engine = {"winrate": round(result.winrate, 4), "mate": result.mate, "pv": " ".join(pv),
+                       "depth": result.depth, "nodes": result.nodes}
+        # GUIs draw an engine's value at the move it chose; the search's is the side to move's, messiah's.
+        black = result.winrate if board.turn == cshogi.BLACK else 1 - result.winrate
+        game.winrates.append((len(board.history) + 1, round(black, 4)))
         self._push(result.bestmove)
 
     def _push(self, move: int) -> None:
@@ -260,27 +412,28 @@ class PlayServer:
         board, game = self.game.board, self.game
         mover = board.turn
         board.push(move)
-        who = "you" if mover == game.human else "messiah"
         if board.is_game_over():
-            game.result = f"checkmate: {'you win' if who == 'you' else 'messiah wins'}"
+            self._finish(f"checkmate: {'you win' if mover == game.human else 'messiah wins'}", "%TORYO", "resign")
             return
-        replay, seen = cshogi.Board(cshogi.STARTING_SFEN), {}
+        replay, seen = game.start(), {}
         for played in board.history:
             replay.push(played)
             seen[replay.zobrist_hash()] = seen.get(replay.zobrist_hash(), 0) + 1
         if seen[board.zobrist_hash()] >= 4:
             repetition = board.is_draw()
-            if repetition == cshogi.REPETITION_LOSE:  # the side to move has been giving perpetual check
-                game.result = f"perpetual check by {'messiah: you win' if who == 'you' else 'you: messiah wins'}"
-            elif repetition == cshogi.REPETITION_WIN:
-                game.result = f"perpetual check by {'you: messiah wins' if who == 'you' else 'messiah: you win'}"
+            if repetition in (cshogi.REPETITION_LOSE, cshogi.REPETITION_WIN):  # LOSE: the side to move gave the checks
+                loser = board.turn if repetition == cshogi.REPETITION_LOSE else mover
+                # CSA names the side that broke the rule; cshogi's KIF exporter, whether it made the last move.
+                self._finish(f"perpetual check by {'you: messiah wins' if loser == game.human else 'messiah: you win'}",
+                             f"%{'+-'[loser]}ILLEGAL_ACTION", "illegal_lose" if loser == mover else "illegal_win")
             else:
-                game.result = "fourfold repetition: a draw"
+                self._finish("fourfold repetition: a draw", "%SENNICHITE", "sennichite")
 
 
 def create_app(server: PlayServer):
     """The Flask app of the page and its JSON requests."""
     from flask import Flask, Response, jsonify, request
+    from werkzeug.exceptions import HTTPException
 
     app = Flask("messiah.tools.web")
     page = (resources.files("messiah") / "data" / "play.html").read_text(encoding="utf-8")
@@ -289,6 +442,15 @@ def create_app(server: PlayServer):
     def refused(error: PlayError):
         with server.lock:
             return jsonify({"error": str(error), "state": server.state()}), error.status
+
+    @app.errorhandler(HTTPException)
+    def http_error(error: HTTPException):
+        return jsonify({"error": f"{error.code} {error.name}: {error.description}"}), error.code
+
+    @app.errorhandler(Exception)
+    def failed(error: Exception):  # a bug or an engine failure: the page shows it as a message
+        app.logger.exception("request failed")
+        return jsonify({"error": f"the server failed: {type(error).__name__}: {error}"}), 500
 
     def body() -> dict:
         data = request.get_json(silent=True)
@@ -300,7 +462,10 @@ def create_app(server: PlayServer):
     def index():
         options = "".join(f'<option value="{t}"{" selected" if t == server.game.movetime else ""}>{t / 1000:g} s'
                           "</option>" for t in sorted({*MOVETIMES, server.game.movetime}))
-        return Response(page.replace("<!--MOVETIMES-->", options), mimetype="text/html")
+        annotate = "".join(f'<option value="{t}"{" selected" if t == ANNOTATE_MOVETIME else ""}>{t / 1000:g} s</option>'
+                           for t in ANNOTATE_MOVETIMES)
+        return Response(page.replace("<!--MOVETIMES-->", options).replace("<!--ANNOTATE-->", annotate),
+                        mimetype="text/html")
 
     @app.get("/state")
     def state():
@@ -334,6 +499,18 @@ def create_app(server: PlayServer):
     @app.post("/scores")
     def scores():
         return jsonify({"svg": server.scores(body().get("game"))})
+
+    @app.get("/record.<kind>")
+    def record(kind: str):
+        name, content = server.record(request.args.get("game"), kind)
+        charset = "shift_jis" if kind == "kif" else "utf-8"
+        return Response(content, content_type=f"text/plain; charset={charset}",
+                        headers={"Content-Disposition": f'attachment; filename="{name}"'})
+
+    @app.post("/annotate")
+    def annotate():
+        data = body()
+        return jsonify(server.annotate(data.get("game"), data.get("movetime")))
 
     return app
 
