@@ -2,10 +2,13 @@
 
 The test clicks the board as a person would (a piece, then a square), plays three legal moves, waits for
 the three replies, and checks that an illegal click is refused on the page. It reads the game's position
-from the server's /state only to choose its moves and to check the replies with cshogi. Screenshots of
-the refusal and of the end (with the move-score picture) are left in the test's temp directory. Without
-Chromium, chromedriver or selenium the test skips, except in CI (CI=true), where .ci/run installs them
-and a skip would hide a broken page.
+from the server's /state only to choose its moves and to check the replies with cshogi. Then it checks
+what the page shows of the game: the move list, a point of the win-rate graph per reply, the move-score
+picture beside the board (in a 1400-pixel window), the KIF and CSA links (read back with cshogi's parsers),
+and, after resigning, the annotation. Screenshots of the refusal (refused.png), of the game with the picture
+(play.png) and of the annotation (annotated.png) are left in the test's temp directory. Without Chromium,
+chromedriver or selenium the test skips, except in CI (CI=true), where .ci/run installs them and a skip
+would hide a broken page.
 """
 
 from __future__ import annotations
@@ -18,6 +21,7 @@ import urllib.request
 
 import cshogi
 import pytest
+from cshogi import CSA, KIF
 
 from messiah.evaluator import Evaluator
 from messiah.tools.web import PlayServer, create_app
@@ -81,7 +85,7 @@ def test_play_three_moves_and_refuse_an_illegal_click(url, browser, tmp_path):
     browser.get(url)
     wait.until(lambda d: d.find_elements("css selector", "#board [data-square]"))
     assert _state(url)["human"] == "black"
-    played = 0
+    played, moves = 0, []
     for _ in range(3):
         state = _state(url)
         board = cshogi.Board(state["sfen"])
@@ -104,6 +108,7 @@ def test_play_three_moves_and_refuse_an_illegal_click(url, browser, tmp_path):
         board.push(move)
         replies = [m for m in board.legal_moves if _after(board, m) == after["sfen"].split(" ")[:3]]
         assert len(replies) == 1, "the engine's reply is not one legal move"
+        moves += [move, replies[0]]
         assert "win rate" in browser.find_element("id", "engine").text
         assert browser.find_element("id", "pv").text.startswith("PV ")
 
@@ -128,12 +133,46 @@ def test_play_three_moves_and_refuse_an_illegal_click(url, browser, tmp_path):
     browser.get(url)
     wait.until(lambda d: d.find_element("id", "moves").get_attribute("data-count") == str(played))
 
-    # The move-score picture of the current position.
+    # The move list (in KIF, as cshogi writes each move) and a point of the graph at each of messiah's moves.
+    listed = [e.text for e in browser.find_elements("css selector", "#moves > div")]
+    board = cshogi.Board()
+    for number, (text, move) in enumerate(zip(listed, moves, strict=True), 1):
+        assert text.startswith(f"{number} ") and text.endswith(KIF.move_to_kif(move, board.peek())), text
+        board.push(move)
+    points = browser.find_elements("css selector", "#graph svg .point")
+    assert [int(p.get_attribute("data-ply")) for p in points] == [2, 4, 6]
+
+    # The move-score picture of the current position, beside the board.
     browser.find_element("id", "show-scores").click()
     wait.until(lambda d: d.find_elements("css selector", "#scores svg .moves"))
     arrows = browser.find_elements("css selector", "#scores svg .moves > g, #scores svg .moves > text")
     assert len(arrows) > 0
+    board_box = browser.find_element("css selector", "#board svg").rect
+    picture = browser.find_element("css selector", "#scores svg").rect
+    assert picture["x"] >= board_box["x"] + board_box["width"]
+    assert picture["y"] < board_box["y"] + board_box["height"] and board_box["y"] < picture["y"] + picture["height"]
     screenshot = tmp_path / "play.png"
+    assert browser.save_screenshot(str(screenshot))
+    print(f"screenshot: {screenshot}")
+
+    # The records behind the download links: the names and the moves played.
+    for link, parse in (("kif", lambda data: KIF.Parser.parse_str(data.decode("cp932"))),
+                        ("csa", lambda data: CSA.Parser.parse_str(data.decode("utf-8"))[0])):
+        with urllib.request.urlopen(browser.find_element("id", link).get_attribute("href"), timeout=60) as response:
+            record = parse(response.read())
+        assert record.names == ["you", "messiah"] and record.moves == moves, link
+
+    # Resigning ends the game; its annotation appears on the page: a row per side, a point per position.
+    assert not browser.find_element("id", "annotate").is_displayed()
+    browser.find_element("id", "resign").click()
+    wait.until(lambda d: d.find_element("id", "annotate").is_displayed())
+    browser.find_element("id", "annotate").click()
+    wait.until(lambda d: d.find_elements("css selector", "#annotation .graph svg"))
+    rows = browser.find_elements("css selector", "#annotation table:first-of-type tbody tr")
+    assert [r.find_elements("tag name", "td")[1].text for r in rows] == ["you", "messiah"]
+    assert len(browser.find_elements("css selector", "#annotation .graph svg .point")) == len(moves) + 1
+    assert "game over: you resigned" in browser.find_element("id", "message").text
+    screenshot = tmp_path / "annotated.png"
     assert browser.save_screenshot(str(screenshot))
     print(f"screenshot: {screenshot}")
 
