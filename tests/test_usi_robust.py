@@ -106,6 +106,21 @@ def test_an_overlong_model_path_is_reported_at_isready():
     assert_still_plays(e, out)
 
 
+def test_isready_answers_readyok_whatever_building_the_engine_raises(monkeypatch):
+    """A match once hung for ever: an engine whose searcher failed to build (a bug) said the error and no
+    readyok, and cshogi.cli waits for readyok without a timeout."""
+    from messiah.engine import usi
+
+    def broken(options, evaluator):
+        raise AttributeError("'Puct' object has no attribute 'threads'")
+
+    monkeypatch.setattr(usi, "Engine", broken)
+    e, out = engine()
+    e.handle("isready")
+    assert out[-2] == "info string error: isready failed: AttributeError: 'Puct' object has no attribute 'threads'"
+    assert out[-1] == "readyok"
+
+
 ILLEGAL_POSITIONS = [
     "4N4/+R5s1B/K4Lg2/3G4s/9/5P3/9/6p2/B7p w Rb 207",  # a white pawn on its last rank
     "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b 100P 1",  # a hand of 100 pawns

@@ -185,12 +185,16 @@ class UsiEngine:
         return self.book
 
     def cmd_isready(self, args: list[str]) -> None:
+        """Load what the options name, then readyok whatever happened: a GUI or match runner waits for it
+        (cshogi.cli for ever), so a failure is said in an info string first, never instead."""
         if not self._searching():
             try:
                 self._load()
+                self._load_book()
             except UsiError as e:
                 self.write(f"info string error: {e}")
-            self._load_book()
+            except Exception as e:  # noqa: BLE001 - see above
+                self.write(f"info string error: isready failed: {type(e).__name__}: {one_line(e)}")
         self.write("readyok")
 
     def cmd_usinewgame(self, args: list[str]) -> None:
