@@ -54,6 +54,19 @@ def test_a_blunder_is_a_mistake_and_a_recapture_is_not(tmp_path, evaluator):
     assert rows[1]["mean_loss"] > rows[0]["mean_loss"]
 
 
+def test_a_move_is_judged_at_the_movers_next_turn_even_when_the_engine_chose_it(tmp_path, evaluator):
+    """A move's loss compares two searches with the same side to move (its turn and its next), so the swing
+    of a short search between odd and even plies cancels; the engine's own choice is judged like any move
+    (counting it as no loss hid most of messiah's own mistakes against fairy-stockfish, docs/annotate.md)."""
+    analysis = annotate_record(read_record(_write_csa(tmp_path / "b.csa", BLUNDER)), evaluator, nodes=200,
+                               progress=False)
+    notes = analysis.notes
+    for t, note in enumerate(notes[:-1]):
+        later = notes[t + 2].winrate if t + 2 < len(notes) else analysis.final
+        assert note.loss == pytest.approx(note.winrate - later)
+    assert notes[-1].loss == pytest.approx(notes[-1].winrate - (1 - analysis.final))
+
+
 def test_the_played_moves_q_and_rank(tmp_path, evaluator):
     analysis = annotate_record(read_record(_write_csa(tmp_path / "g.csa", RECAPTURE)), evaluator, nodes=100,
                                progress=False)

@@ -2,10 +2,12 @@
 
 For each position of a KIF or CSA record (read with cshogi's parsers) the search gives the side to
 move's win rate and best move, and the one forward pass that scores all legal moves gives the played
-move's Q and its rank among them. A move loses ``W(before) - (1 - W(after))`` of win rate, the searched
-win rates of the positions before and after it from the mover's side; above a threshold it is a mistake.
-The move the search chose itself loses nothing: the difference there is the search's own noise (a short
-alpha-beta search's values swing by a few points between odd and even plies), not the player's.
+move's Q and its rank among them. A move loses what the mover's searched win rate falls from its turn to its
+next turn, the opponent's reply between (the last move: to the position after it); above a threshold it is a
+mistake. Both values are searched with the same side to move, so a search's swing between odd and even plies
+cancels, and a mistake shows once its refutation is on the board. Checked against fairy-stockfish at depth 12
+on five games messiah lost (docs/annotate.md): this agreed with it better than the position right after the
+move, and better than counting the engine's own choice as no loss, which hid most of messiah's own mistakes.
 The analysis is written back as a KIF with a comment under each move (a GUI shows it beside the move),
 drawn as a win-rate graph, and summed up per side (agreement with the engine, mean loss, mistakes).
 """
@@ -119,7 +121,7 @@ class MoveNote:
     q: float  # the played move's Q (the mover's win rate after it, one forward pass)
     rank: int  # 1 for the move with the highest Q
     legal: int
-    loss: float = 0.0  # win rate lost by the move (negative: it did better than the search expected)
+    loss: float = 0.0  # win rate lost from the mover's turn to its next (negative: it did better than expected)
     mistake: bool = False
 
 
@@ -177,9 +179,10 @@ def annotate_record(record: Record, evaluator: Evaluator, search: str | None = N
     final = engine.search(board, **limits).winrate
     bar.update()
     bar.close()
-    after = [1 - n.winrate for n in notes[1:]] + [1 - final]  # the mover's win rate after each move
-    for note, value in zip(notes, after, strict=True):
-        note.loss = 0.0 if note.move == note.best else note.winrate - value
+    turns = [n.winrate for n in notes] + [final]  # the side to move's win rate in every position
+    for t, note in enumerate(notes):
+        later = turns[t + 2] if t + 2 < len(turns) else 1 - turns[t + 1]  # its next turn, else after the move
+        note.loss = note.winrate - later
         note.mistake = note.loss > threshold
     return GameAnalysis(record, notes, final, threshold, board.turn)
 
@@ -201,10 +204,12 @@ def comment(note: MoveNote, board: cshogi.Board) -> list[str]:
     cp = MESSIAH.to_cp(note.winrate)
     lines = [f"messiah: {mark} win rate {note.winrate:.1%} ({cp:+d} cp)  best {_kif_moves(board, [note.best])}  "
              f"pv {_kif_moves(board, note.pv[:8])}",
-             f"played: Q {note.q:.1%}, rank {note.rank} of {note.legal}, win rate lost {note.loss:+.1%}"]
+             f"played: Q {note.q:.1%}, rank {note.rank} of {note.legal}, win rate lost by the next turn "
+             f"{note.loss:+.1%}"]
     if note.mistake:
-        lines.insert(0, f"MISTAKE: {mark} lost {note.loss:.1%} of win rate; messiah prefers "
-                        f"{_kif_moves(board, [note.best])}")
+        prefers = (f"messiah prefers {_kif_moves(board, [note.best])}" if note.move != note.best else
+                   "messiah's own choice here: the reply that punished it was beyond its search")
+        lines.insert(0, f"MISTAKE: {mark} lost {note.loss:.1%} of win rate by the next turn; {prefers}")
     return lines
 
 
