@@ -81,10 +81,11 @@ def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path):
     if shutil.which("messiah-usi") is None:
         pytest.skip("messiah-usi is not installed")
     out, opponent_log = tmp_path / "match", tmp_path / "opponent.log"
+    # --out relative to the working directory, as a user writes it (cshogi starts engines in their own folder)
     cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", "messiah-usi", "--ponder",
            "--opponent-option", "USI_Ponder=false", "--opponent-option", f"WriteDebugLog={opponent_log}",
-           "--games", "2", "--byoyomi", "300", "--draw", "50", "--out", str(out), "--json"]
-    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+           "--games", "2", "--byoyomi", "300", "--draw", "50", "--out", "match", "--json"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900, cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(done.stdout)
     assert summary["games"] == 2 and summary["forfeits"] == [0, 0], summary["endings"]

@@ -142,7 +142,7 @@ def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple
     tallies: list[dict] = []
     usi_log = None
     if cfg.ponder and commands[0] == messiah_command() and "WriteDebugLog" not in options[0]:
-        usi_log = scratch / "engine.usi.log"
+        usi_log = (scratch / "engine.usi.log").resolve()  # cshogi starts the engine in its own folder
         options = ({**options[0], "WriteDebugLog": str(usi_log)}, options[1])
 
     def tally(summary: dict) -> bool:
