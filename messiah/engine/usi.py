@@ -187,10 +187,9 @@ class UsiEngine:
     def cmd_isready(self, args: list[str]) -> None:
         """Load what the options name, then readyok whatever happened: a GUI or match runner waits for it
         (cshogi.cli for ever), so a failure is said in an info string first, never instead."""
-        if not self._searching():
+        for step in () if self._searching() else (self._load, self._load_book):
             try:
-                self._load()
-                self._load_book()
+                step()
             except UsiError as e:
                 self.write(f"info string error: {e}")
             except Exception as e:  # noqa: BLE001 - see above
