@@ -220,6 +220,7 @@ class Searcher(ABC):
         self.mate_nodes = mate_nodes
         self.multipv = 1  # principal variations reported (USI MultiPV); the best move is the first's
         self.draw_ply = 0  # a game still going after this many plies is a draw (0: no limit)
+        self.notes: list[str] = []  # what the user should hear (a helper process lost); the engine says and clears
 
     @classmethod
     def from_usi(cls, evaluator: Evaluator, values: Mapping[str, int]) -> Searcher:
@@ -246,6 +247,9 @@ class Searcher(ABC):
 
     def new_game(self) -> None:
         self.cache.clear()
+
+    def close(self) -> None:
+        """Release what the search holds beyond memory (the bandit searches' helper processes)."""
 
     def set_hash(self, megabytes: int) -> None:
         """Size the tables from USI_Hash: the evaluation cache gets half, and the other half is left for what

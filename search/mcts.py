@@ -18,6 +18,7 @@ A depth limit means: stop once a simulation has reached that many plies below th
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 
 import cshogi
 import numpy as np
@@ -36,6 +37,7 @@ from messiah.search.base import (
     mate_in_one,
     terminal_value,
 )
+from messiah.search.parallel import Helpers, HelperWork, RootShare, RootTable
 from messiah.search.timeman import Clock
 
 DEFAULT_NODES = 800  # playouts when no limit is given
@@ -60,7 +62,7 @@ OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included
 class Node:
     """A scored position. Per child: total value W and visits N from this node's side to move."""
 
-    __slots__ = ("key", "moves", "q", "prior", "w", "n", "children", "visits", "terminal", "plies", "mate")
+    __slots__ = ("key", "moves", "q", "prior", "w", "n", "children", "visits", "terminal", "plies", "mate", "shared")
 
     def __init__(self, key: int, scores: MoveScores | None, prior_visits: float, terminal: float | None = None):
         self.key = key
@@ -72,6 +74,7 @@ class Node:
         self.mate: list[int] | None = None  # the mating line when the win was proven as the node was made
         self.children: dict[int, Node] = {}
         self.visits = 0
+        self.shared: tuple[np.ndarray, np.ndarray] | None = None  # other processes' root statistics taken in
         if scores is None:
             self.moves = np.zeros(0, np.uint32)
             self.q = self.prior = self.w = self.n = np.zeros(0)
@@ -99,6 +102,8 @@ class BanditSearch(Searcher):
         self.prior_visits = prior_visits
         self.batch_size = batch_size
         self.root: Node | None = None
+        self.helpers: Helpers | None = None  # root-parallel helper processes (start_helpers)
+        self.share: RootShare | None = None  # this process's row of their shared root statistics
         self.leaf_dfpn = None
         if leaf_mate_nodes > 0:
             self.leaf_dfpn = cshogi.DfPn()
@@ -107,6 +112,22 @@ class BanditSearch(Searcher):
     def new_game(self) -> None:
         super().new_game()
         self.root = None
+        if self.helpers is not None:
+            self.helpers.send(("new_game",))
+
+    def start_helpers(self, count: int, factory: Callable[[], BanditSearch]) -> None:
+        """Search timed and endless moves with ``count`` helper processes beside this one (root parallelism,
+        :mod:`search.parallel`), each running the searcher ``factory()`` builds (picklable: it is called in
+        the helper). A helper that cannot start or fails later is dropped with a line in :attr:`notes`."""
+        self.close()
+        table = RootTable(count + 1)
+        self.helpers = Helpers(factory, count, table, self.notes)
+        self.share = RootShare(table, 0)
+
+    def close(self) -> None:
+        if self.helpers is not None:
+            self.helpers.close()
+            self.helpers = self.share = None
 
     def scores_to_prior(self, node: Node) -> None:
         """Hook: PUCT turns the move scores into a policy."""
@@ -153,7 +174,13 @@ class BanditSearch(Searcher):
         self.root = root
         no_limit = limits.nodes is None and limits.depth is None and not clock.bounded()
         budget = DEFAULT_NODES if no_limit else limits.nodes
-        playouts, seldepth, last_info = 0, 0, clock.elapsed()
+        playouts, seldepth, last_info, visits0 = 0, 0, clock.elapsed(), root.visits
+        # Helpers join timed and endless searches only: a search to a number of nodes or a depth stays the
+        # same search on any machine (fixed-node matches, tests).
+        helpers = self.helpers if limits.nodes is None and limits.depth is None and len(self.helpers or ()) else None
+        if helpers is not None:
+            helpers.go(board)
+        work = HelperWork()
 
         def result() -> SearchResult:
             pv = self._pv(root)
@@ -163,24 +190,32 @@ class BanditSearch(Searcher):
                 winrate, mate = root.terminal, root.plies if root.terminal == 1.0 else -root.plies
             else:
                 winrate, mate = float(mean[best]), None
-            return SearchResult(pv[0], winrate, mate, pv, playouts, len(pv), max(seldepth, len(pv)),
-                                self.cache.evaluations - evals0, clock.elapsed(),
+            # nodes: the root's new visits, the helpers' taken in included
+            return SearchResult(pv[0], winrate, mate, pv, root.visits - visits0, len(pv), max(seldepth, len(pv)),
+                                self.cache.evaluations - evals0 + work.evaluations, clock.elapsed(),
                                 self._lines(root, mean) if self.multipv > 1 else [])
 
-        while budget is None or playouts < budget:
-            if clock.out_of_time() or root.terminal is not None:
-                break
-            if limits.depth is not None and (seldepth >= limits.depth or playouts >= DEFAULT_NODES * limits.depth):
-                break  # the tree has reached the asked depth (or cannot: every line ends before it)
-            want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
-            depth, done = self._simulate_batch(root, board, want)
-            playouts += done
-            seldepth = max(seldepth, depth)
-            if clock.past_optimum(self._stability(root, clock)):
-                break
-            if info and clock.elapsed() - last_info >= INFO_EVERY:
-                last_info = clock.elapsed()
-                info(result())
+        try:
+            while budget is None or playouts < budget:
+                if self.share is not None:
+                    self.share.exchange(root, self.prior_visits)
+                if clock.out_of_time() or root.terminal is not None:
+                    break
+                if limits.depth is not None and (seldepth >= limits.depth or playouts >= DEFAULT_NODES * limits.depth):
+                    break  # the tree has reached the asked depth (or cannot: every line ends before it)
+                want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
+                depth, done = self._simulate_batch(root, board, want)
+                playouts += done
+                seldepth = max(seldepth, depth)
+                if clock.past_optimum(self._stability(root, clock)):
+                    break
+                if info and clock.elapsed() - last_info >= INFO_EVERY:
+                    last_info = clock.elapsed()
+                    info(result())
+        finally:
+            if helpers is not None:
+                work = helpers.finish()
+                self.share.exchange(root, self.prior_visits)  # their last statistics
         out = result()
         if info:
             info(out)

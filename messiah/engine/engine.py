@@ -14,6 +14,7 @@ from __future__ import annotations
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 import cshogi
@@ -24,6 +25,7 @@ from messiah.engine.timeman import think_time
 from messiah.evaluator import Evaluator
 from messiah.search import SEARCH_NAMES, SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
 from messiah.search.base import InfoCallback
+from messiah.search.mcts import BanditSearch
 from messiah.winrate import WinRateScale
 
 Settings = Mapping[str, object]  # USI option name -> its parsed value (the engine's defaults: engine_settings())
@@ -46,7 +48,7 @@ class EngineChoice:
     model: str | None = None
     """ONNX model (default: the shipped one)"""
     threads: int | None = None
-    """onnxruntime threads (default: the engine's Threads option, 1)"""
+    """search processes of PUCT and UCB1, onnxruntime threads of alpha-beta (default: the engine's Threads)"""
 
     def engine_options(self) -> dict[str, str]:
         """The USI option overrides these fields stand for (``--option`` wins over the shorthands)."""
@@ -65,11 +67,18 @@ def engine_settings(options: Mapping[str, str] | None = None) -> dict[str, objec
     return values
 
 
+def root_parallel(settings: Settings) -> bool:
+    """Whether Threads means search processes (the bandit searches, root-parallel, onnxruntime on one thread
+    each) rather than onnxruntime's threads for one search process (alpha-beta)."""
+    return issubclass(SEARCHERS[settings["Search"]], BanditSearch)
+
+
 def load_evaluator(settings: Settings) -> Evaluator:
-    """The model of ModelPath on Threads onnxruntime threads, warmed up; UsiError saying why it cannot load."""
+    """The model of ModelPath, warmed up, on onnxruntime's threads (Threads for alpha-beta, 1 for the bandit
+    searches, whose Threads are processes); UsiError saying why it cannot load."""
     path = None if settings["ModelPath"] == DEFAULT_MODEL else settings["ModelPath"]
     try:
-        evaluator = Evaluator(path, threads=settings["Threads"])
+        evaluator = Evaluator(path, threads=1 if root_parallel(settings) else settings["Threads"])
         evaluator.score(cshogi.Board())  # warm up
     except Exception as e:  # noqa: BLE001 - ModelError, and what a path can raise (too long, a directory)
         raise UsiError(f"cannot load the model: {one_line(e)}") from None
@@ -77,7 +86,9 @@ def load_evaluator(settings: Settings) -> Evaluator:
 
 
 def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
-    """The Search option's searcher with the options it declares, its tables sized by USI_Hash, warmed up."""
+    """The Search option's searcher with the options it declares, its tables sized by USI_Hash, warmed up; a
+    bandit search with Threads > 1 also starts its Threads - 1 helper processes (search.parallel), each
+    with the searcher these settings build on one thread (:func:`helper_searcher`)."""
     searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings)
     searcher.set_hash(settings["USI_Hash"])
     # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
@@ -86,7 +97,15 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     searcher.new_game()
     searcher.multipv = settings["MultiPV"]
     searcher.draw_ply = settings["MaxMovesToDraw"]
+    if settings["Threads"] > 1 and isinstance(searcher, BanditSearch):
+        searcher.start_helpers(settings["Threads"] - 1, partial(helper_searcher, dict(settings)))
     return searcher
+
+
+def helper_searcher(settings: Settings) -> Searcher:
+    """A root-parallel helper's searcher (built in the helper process): these settings on one thread."""
+    one = {**settings, "Threads": 1}
+    return build_searcher(one, load_evaluator(one))
 
 
 class Engine:
@@ -98,6 +117,16 @@ class Engine:
         self.evaluator = load_evaluator(self.settings) if evaluator is None else evaluator
         self.searcher = build_searcher(self.settings, self.evaluator)
         self.scale = WinRateScale.from_options(self.settings["ScoreScale"], self.settings["ScoreBias"])
+
+    def close(self) -> None:
+        """End the search's helper processes, if it has any (the evaluator stays: it may be shared)."""
+        self.searcher.close()
+
+    def __enter__(self) -> Engine:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
 
     @classmethod
     def from_options(cls, options: Mapping[str, str] | None = None, evaluator: Evaluator | None = None) -> Engine:

@@ -116,6 +116,7 @@ class UsiEngine:
             if not self.handle(line.strip()):
                 break
         self._finish_search()
+        self._drop_engine()
         self._open_log(NO_LOG)
 
     def cmd_usi(self, args: list[str]) -> None:
@@ -136,9 +137,15 @@ class UsiEngine:
         if name == "WriteDebugLog":
             self._open_log(parsed)
         self.options[name] = parsed
-        if name in ("ModelPath", "Threads"):
+        if name in ("ModelPath", "Threads", "Search"):  # Threads: onnxruntime's for alpha-beta only
             self.evaluator = None
-        self.engine = None
+        self._drop_engine()
+
+    def _drop_engine(self) -> None:
+        """Forget the built engine (an option changed, or the engine quits), ending its helper processes."""
+        if self.engine is not None:
+            self.engine.close()
+            self.engine = None
 
     def _open_log(self, path: str) -> None:
         """Start appending every line in and out to ``path`` (NO_LOG: stop logging)."""
@@ -162,14 +169,21 @@ class UsiEngine:
         """The engine of the current options (messiah.engine.engine), built when an option changed."""
         if self.evaluator is None:
             self.evaluator = load_evaluator(self.options)
-            self.engine = None
+            self._drop_engine()
             # which model runs where, once per load: a GUI's log then tells which model made which moves
             self.write(f"info string model {self.evaluator.describe()}")
             if self.evaluator.device_note:
                 self.write(f"info string {self.evaluator.device_note}")
         if self.engine is None:
             self.engine = Engine(self.options, self.evaluator)
+            self._say_notes(self.engine)
         return self.engine
+
+    def _say_notes(self, engine: Engine) -> None:
+        """What the search wants said (a helper process that could not start or was lost), once."""
+        for note in engine.searcher.notes:
+            self.write(f"info string {one_line(note)}")
+        engine.searcher.notes.clear()
 
     def _load_book(self) -> Book | None:
         """The BookFile's book, read once per file name; a book that cannot be read is said once and not used."""
@@ -297,6 +311,7 @@ class UsiEngine:
         except Exception as e:  # noqa: BLE001 - the engine must answer go whatever happens
             self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")
             reply = self._fallback_move(engine.searcher, board)
+        self._say_notes(engine)
         # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit, whatever the answer
         while (self._pondering or self._infinite) and not self._stop.is_set():
             self._stop.wait(0.01)
