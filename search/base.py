@@ -248,7 +248,7 @@ class Searcher(ABC):
     def new_game(self) -> None:
         self.cache.clear()
 
-    def close(self) -> None:
+    def close(self) -> None:  # noqa: B027 - most searches hold nothing to release
         """Release what the search holds beyond memory (the bandit searches' helper processes)."""
 
     def set_hash(self, megabytes: int) -> None:

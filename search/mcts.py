@@ -180,6 +180,8 @@ class BanditSearch(Searcher):
         helpers = self.helpers if limits.nodes is None and limits.depth is None and len(self.helpers or ()) else None
         if helpers is not None:
             helpers.go(board)
+        # a helper process always shares; the main process only when its helpers search with it
+        share = self.share if helpers is not None or self.helpers is None else None
         work = HelperWork()
 
         def result() -> SearchResult:
@@ -197,8 +199,8 @@ class BanditSearch(Searcher):
 
         try:
             while budget is None or playouts < budget:
-                if self.share is not None:
-                    self.share.exchange(root, self.prior_visits)
+                if share is not None:
+                    share.exchange(root, self.prior_visits)
                 if clock.out_of_time() or root.terminal is not None:
                     break
                 if limits.depth is not None and (seldepth >= limits.depth or playouts >= DEFAULT_NODES * limits.depth):
@@ -215,7 +217,7 @@ class BanditSearch(Searcher):
         finally:
             if helpers is not None:
                 work = helpers.finish()
-                self.share.exchange(root, self.prior_visits)  # their last statistics
+                share.exchange(root, self.prior_visits)  # their last statistics
         out = result()
         if info:
             info(out)

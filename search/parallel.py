@@ -166,7 +166,7 @@ class Helpers:
     def close(self) -> None:
         """End the helpers (they also end by themselves when this process's end closes their pipes)."""
         self.stop.set()
-        for process, conn in self._helpers:
+        for _process, conn in self._helpers:
             try:
                 conn.send(("quit",))
             except OSError:

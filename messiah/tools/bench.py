@@ -300,7 +300,8 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
     for ``movetime`` seconds: evaluator calls per second, legal moves scored per second, the evaluator's share
     of the time, and those against the bare batch-1 rate. The bandit searches run once per leaf batch size in
     ``batch_sizes`` (None: the engine's BatchSize; alpha-beta has none). MateNodes is 0: this measures the
-    evaluator's path, not df-pn's."""
+    evaluator's path, not df-pn's. With Threads > 1 (root-parallel helper processes) positions evaluated and
+    nodes count every process; forward passes, moves scored and the evaluator's share are the main one's."""
     from messiah.engine.engine import Engine, engine_settings
     from messiah.search import Limits
 
@@ -310,17 +311,19 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
     runs = [(name, b) for name in names for b in (sizes if name != "alphabeta" else (1,))]
     for name, batch in runs:
         chosen = {**(options or {}), "Search": name, "BatchSize": str(batch), "MateNodes": "0"}
-        searcher = Engine.from_options(chosen, evaluator).searcher
-        calls, positions_scored, seconds = evaluator.calls, evaluator.positions, evaluator.seconds
-        moves_scored = nodes = 0
+        engine = Engine.from_options(chosen, evaluator)
+        searcher = engine.searcher
+        calls, seconds = evaluator.calls, evaluator.seconds
+        moves_scored = nodes = evaluated = 0
         start = time.perf_counter()
         for board in positions.boards:
             searcher.new_game()
             result = searcher.search(board, Limits(movetime=movetime))
             nodes += result.nodes
+            evaluated += result.evaluations  # helper processes' included (Threads > 1)
             moves_scored += sum(len(s.moves) for s in searcher.cache.entries.values())
         wall = time.perf_counter() - start
-        evaluated = evaluator.positions - positions_scored
+        engine.close()
         out[name if batch == 1 and len(sizes) == 1 else f"{name} batch {batch}"] = {
             "positions_evaluated_per_s": evaluated / wall,
             "forward_passes_per_s": (evaluator.calls - calls) / wall,

@@ -1,0 +1,218 @@
+"""Root-parallel search (search.parallel): the shared root statistics, the helper processes' life, and the USI
+engine with Threads > 1 under stop, ponderhit, go infinite and load."""
+
+import os
+import subprocess
+import sys
+import time
+from functools import partial
+from types import SimpleNamespace
+
+import cshogi
+import numpy as np
+import pytest
+
+from messiah.engine.engine import Engine
+from messiah.engine.usi import UsiEngine
+from messiah.search import Limits
+from messiah.search.mcts import Node, Puct
+from messiah.search.parallel import RootShare, RootTable
+
+# An opening 24 plies in (a floodgate game's, as match openings are): many reasonable moves, no mate near.
+POSITION = ("startpos moves 7g7f 3c3d 2g2f 4a3b 6i7h 4c4d 2f2e 2b3c 3i4h 6a5b 5g5f 5b4c 8h7g 3a2b 7g6h 5a4a "
+            "7i8h 5c5d 5i6i 7a6b 8h7g 6b5c 4i5h 4a3a")
+
+
+def board_of(position: str) -> cshogi.Board:
+    board = cshogi.Board()
+    for word in position.split()[2:]:
+        move = board.move_from_usi(word)
+        assert move in set(board.legal_moves), word
+        board.push(move)
+    return board
+
+
+def test_root_share_takes_in_the_others_visits_once():
+    """Two processes' roots of one position: after exchanges each root holds the sum of both processes' own
+    visits and values, however often they exchange, and a third row on another position is left out."""
+    scores = SimpleNamespace(moves=np.array([11, 22, 33], np.uint32), q=np.array([0.5, 0.25, 0.75]))
+    table = RootTable(3)
+    a, b = Node(7, scores, 1.0), Node(7, scores, 1.0)
+    elsewhere = Node(8, scores, 1.0)
+    mine, theirs, third = RootShare(table, 0), RootShare(table, 1), RootShare(table, 2)
+    a.n += [5, 0, 0]
+    a.w += [3.0, 0, 0]
+    a.visits += 5
+    b.n += [0, 4, 0]
+    b.w += [0, 1.0, 0]
+    b.visits += 4
+    elsewhere.n += [100, 100, 100]
+    elsewhere.visits += 300
+    third.exchange(elsewhere, 1.0)
+    for _ in range(3):
+        mine.exchange(a, 1.0)
+        theirs.exchange(b, 1.0)
+    for node in (a, b):
+        assert list(node.n) == [6, 5, 1]  # one prior visit each, plus 5 and 4 real ones
+        assert list(node.w) == [0.5 + 3.0, 0.25 + 1.0, 0.75]
+        assert node.visits == 9
+    a.n[2] += 2  # a's own work goes on; b takes in only the new part
+    a.w[2] += 1.5
+    a.visits += 2
+    mine.exchange(a, 1.0)
+    theirs.exchange(b, 1.0)
+    assert list(b.n) == [6, 5, 3] and b.w[2] == 0.75 + 1.5 and b.visits == 11
+
+
+@pytest.fixture(scope="module")
+def engines():
+    """The default engine at Threads 3 (two helper processes) and at Threads 1."""
+    with Engine.from_options({"Threads": "3", "MateNodes": "0"}) as three, \
+            Engine.from_options({"Threads": "1", "MateNodes": "0"}) as one:
+        assert three.searcher.notes == [] and len(three.searcher.helpers) == 2
+        yield three, one
+
+
+def test_the_root_holds_every_processs_visits(engines):
+    """No visit is lost or counted twice: the main root's visits are the sum of the three processes' rows of
+    the shared table, each process did its part, and evaluations count the helpers' too."""
+    three, _ = engines
+    searcher = three.searcher
+    board = board_of(POSITION)
+    searcher.new_game()
+    result = searcher.search(board, Limits(movetime=0.6))
+    root = searcher.root
+    real = root.n - searcher.prior_visits
+    keys, n, _ = searcher.share.keys, searcher.share.n, searcher.share.w
+    rows = np.flatnonzero(keys == np.uint64(root.key))
+    assert list(rows) == [0, 1, 2]
+    per_process = n[rows, : len(root.moves)].sum(axis=1)
+    assert (per_process > 50).all(), per_process
+    assert real.sum() == pytest.approx(per_process.sum())
+    assert result.nodes == root.visits == round(per_process.sum())
+    assert result.evaluations > searcher.cache.evaluations  # the helpers' forward passes are counted
+    assert result.bestmove in set(board.legal_moves)
+
+
+def test_a_search_to_nodes_or_depth_is_the_one_process_search(engines):
+    """Helpers join timed and endless searches only: a node-limited search is the same at any Threads."""
+    three, one = engines
+    board = board_of(POSITION)
+    results = []
+    for engine in (three, one):
+        engine.searcher.new_game()
+        results.append(engine.searcher.search(board, Limits(nodes=300)))
+    assert results[0].nodes == results[1].nodes == 300
+    assert results[0].pv == results[1].pv
+
+
+def test_a_helper_that_cannot_start_or_dies_is_said_and_the_search_goes_on():
+    searcher = Puct(Engine.from_options({"MateNodes": "0"}).evaluator, mate_nodes=0)
+    searcher.start_helpers(1, partial(int, "not a searcher"))  # raises ValueError in the helper
+    try:
+        assert len(searcher.helpers) == 0
+        assert "did not start" in searcher.notes[0] and "ValueError" in searcher.notes[0]
+        board = board_of(POSITION)
+        assert searcher.search(board, Limits(movetime=0.2)).bestmove in set(board.legal_moves)
+    finally:
+        searcher.close()
+    with Engine.from_options({"Threads": "2", "MateNodes": "0"}) as engine:
+        process, _ = engine.searcher.helpers._helpers[0]
+        process.kill()
+        process.join()
+        board = board_of(POSITION)
+        result = engine.searcher.search(board, Limits(movetime=0.3))
+        assert result.bestmove in set(board.legal_moves)
+        assert len(engine.searcher.helpers) == 0 and "messiah-helper-1" in engine.searcher.notes[0]
+
+
+def usi_engine(threads: int) -> tuple[UsiEngine, list[str]]:
+    out: list[str] = []
+    e = UsiEngine(out.append)
+    e.handle(f"setoption name Threads value {threads}")
+    e.handle("isready")
+    assert out[-1] == "readyok" and not any("error" in line or "helper" in line for line in out), out
+    return e, out
+
+
+def assert_consistent_answer(out: list[str], board: cshogi.Board) -> None:
+    """One bestmove, legal, and the last info line's PV starts with it and is a legal line."""
+    best = [line for line in out if line.startswith("bestmove")]
+    assert len(best) == 1, best
+    move = best[0].split()[1]
+    assert board.move_from_usi(move) in set(board.legal_moves)
+    pv = [line for line in out if " pv " in line][-1].split(" pv ")[1].split()
+    assert pv[0] == move
+    line = board.copy()
+    for step in pv:
+        assert line.move_from_usi(step) in set(line.legal_moves), (pv, step)
+        line.push_usi(step)
+
+
+def test_usi_with_threads_answers_infinite_ponderhit_and_timed_go():
+    e, out = usi_engine(2)
+    try:
+        board = board_of(POSITION)
+        e.handle(f"position {POSITION}")
+        out.clear()
+        e.handle("go infinite")
+        time.sleep(0.5)
+        assert not any(line.startswith("bestmove") for line in out)
+        e.handle("stop")
+        assert_consistent_answer(out, board)
+        out.clear()
+        e.handle("go ponder byoyomi 300")
+        time.sleep(0.3)
+        e.handle("ponderhit")
+        e._thread.join(5)
+        assert_consistent_answer(out, board)
+        out.clear()
+        e.handle("go byoyomi 300")
+        e._thread.join(5)
+        assert_consistent_answer(out, board)
+    finally:
+        e.handle("quit")
+        e.run([])
+
+
+def test_stop_never_deadlocks_with_helpers_under_load():
+    """Threads 3 on a machine kept busy by two spinning processes; go infinite and go ponder stopped at once
+    or after a moment, fifty times: every go gets one bestmove within a second of its stop."""
+    spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    e, out = usi_engine(3)
+    try:
+        e.handle(f"position {POSITION}")
+        for i in range(50):
+            out.clear()
+            e.handle("go infinite" if i % 2 else "go ponder byoyomi 1000")
+            time.sleep((i % 5) * 0.01)
+            start = time.perf_counter()
+            e.handle("stop")
+            assert time.perf_counter() - start < 1.0, i
+            assert sum(line.startswith("bestmove") for line in out) == 1, (i, out)
+        assert len(e.engine.searcher.helpers) == 2, e.engine.searcher.notes
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+        e.handle("quit")
+        e.run([])
+
+
+def test_helpers_end_with_the_engine():
+    e, _ = usi_engine(2)
+    pid = e.engine.searcher.helpers._helpers[0][0].pid
+    e.handle("setoption name Threads value 1")  # drops the engine and its helper
+    deadline = time.time() + 5
+    while time.time() < deadline and _alive(pid):
+        time.sleep(0.05)
+    assert not _alive(pid)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # a zombie is dead too: it only waits for its parent to read its exit code
+    with open(f"/proc/{pid}/stat") as stat:
+        return stat.read().split()[2] != "Z"
