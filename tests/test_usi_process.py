@@ -1,5 +1,6 @@
 """messiah-usi as a GUI meets it: a separate process driven through cshogi.usi.Engine and its pipes."""
 
+import os
 import queue
 import random
 import re
@@ -151,6 +152,36 @@ def test_raw_go_modes_stop_ponderhit_and_mate(gui):
     gui.send("position startpos")
     gui.send("go mate 1000")
     assert gui.until("checkmate")[-1] == "checkmate nomate"
+
+
+def test_threads_helpers_write_nothing_on_stdout_and_end_with_quit(gui):
+    """Threads 3: two helper processes share the engine's stdout; every line the GUI reads is still USI, and
+    quit leaves no process behind."""
+    gui.raw()
+    gui.send("setoption name Threads value 3")
+    gui.send("isready")
+    lines = gui.until("readyok")
+    for go in ("go byoyomi 300", "go infinite"):
+        gui.send("position startpos moves 7g7f")
+        gui.send(go)
+        if go == "go infinite":
+            gui.quiet(0.3)
+            gui.send("stop")
+        lines += gui.until("bestmove", timeout=5)
+    lines += gui.quiet(0.3)
+    assert all(re.match(r"(info|bestmove|readyok) ", line + " ") for line in lines), lines
+    assert not any("helper" in line or "error" in line for line in lines), lines
+    children = [int(pid) for pid in open(f"/proc/{gui.engine.proc.pid}/task/{gui.engine.proc.pid}/children")
+                .read().split()]
+    assert len(children) >= 2
+    gui.close()
+    for pid in children:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            continue
+        with open(f"/proc/{pid}/stat") as stat:
+            assert stat.read().split()[2] == "Z", f"helper {pid} outlived the engine"
 
 
 def test_multipv_reports_distinct_lines_best_first(gui):

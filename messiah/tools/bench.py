@@ -182,6 +182,9 @@ def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITION
     return PositionSet(boards, np.array(hcps))
 
 
+RATIO_ROUNDS = 5  # interleaved rounds whose medians make the all-moves against per-child ratios
+
+
 def _per_call(fn, repeat: int) -> float:
     """Seconds per call of ``fn``, best of three rounds of ``repeat`` calls (after a warm-up call)."""
     fn()
@@ -258,12 +261,28 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
             for n in n_moves:
                 twin.values(child[:n])
 
-        t_children = _per_call(children_all, 1)
-        t_twin_forward = _per_call(twin_forward_all, 1)
+        def twin_one_all():
+            for b in boards:
+                twin.values(child[:1])
+
+        # Interleaved rounds, one of each figure a round, and ratios of their medians: one-shot timings of
+        # the two sides taken minutes apart drifted with the machine's load (37-61x across runs).
+        times: dict[str, list[float]] = {"children": [], "score": [], "twin_forward": [], "forward": [],
+                                         "twin_one": []}
+        timed = {"children": children_all, "score": score_all, "twin_forward": twin_forward_all,
+                 "forward": forward_all, "twin_one": twin_one_all}
+        for _ in range(RATIO_ROUNDS):
+            for name, fn in timed.items():
+                times[name].append(_per_call(fn, 1))
+        median = {name: float(np.median(t)) for name, t in times.items()}
         result |= {
-            "per_child_moves_scored_per_s": n_moves.sum() / t_children,
-            "all_moves_vs_per_child_ratio": t_children / t_score,
-            "forward_only_ratio": t_twin_forward / _per_call(forward_all, 3),
+            "per_child_moves_scored_per_s": n_moves.sum() / median["children"],
+            "all_moves_vs_per_child_ratio": median["children"] / median["score"],
+            "forward_only_ratio": median["twin_forward"] / median["forward"],
+            # one all-moves pass against one per-child (scalar) pass, both at batch 1: the extra cost of the
+            # move head and the gather of the legal moves' embedding rows
+            "all_moves_pass_vs_per_child_pass_batch1": median["forward"] / median["twin_one"],
+            "ratio_rounds": RATIO_ROUNDS,
         }
     return result
 
