@@ -73,6 +73,11 @@ def engines():
         yield three, one
 
 
+def test_usi_hash_is_shared_out_among_the_processes(engines):
+    three, one = engines  # both at the default USI_Hash of 256 MB: 85 MB a process at Threads 3
+    assert one.searcher.cache.max_entries / three.searcher.cache.max_entries == pytest.approx(256 / 85, rel=1e-3)
+
+
 def test_the_root_holds_every_processs_visits(engines):
     """No visit is lost or counted twice: the main root's visits are the sum of the three processes' rows of
     the shared table, each process did its part, and evaluations count the helpers' too."""

@@ -90,7 +90,8 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     bandit search with Threads > 1 also starts its Threads - 1 helper processes (search.parallel), each
     with the searcher these settings build on one thread (:func:`helper_searcher`)."""
     searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings)
-    searcher.set_hash(settings["USI_Hash"])
+    processes = settings["Threads"] if isinstance(searcher, BanditSearch) else 1
+    searcher.set_hash(max(1, settings["USI_Hash"] // processes))  # USI_Hash is the whole engine's memory
     # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
     # fresh install that made the first byoyomi move late.
     searcher.search(cshogi.Board(), Limits(nodes=2))
@@ -104,7 +105,7 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
 
 def helper_searcher(settings: Settings) -> Searcher:
     """A root-parallel helper's searcher (built in the helper process): these settings on one thread."""
-    one = {**settings, "Threads": 1}
+    one = {**settings, "Threads": 1, "USI_Hash": max(1, settings["USI_Hash"] // settings["Threads"])}
     return build_searcher(one, load_evaluator(one))
 
 
