@@ -262,7 +262,7 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
                 twin.values(child[:n])
 
         def twin_one_all():
-            for b in boards:
+            for _ in boards:
                 twin.values(child[:1])
 
         # Interleaved rounds, one of each figure a round, and ratios of their medians: one-shot timings of
