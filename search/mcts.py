@@ -37,7 +37,7 @@ from messiah.search.base import (
     mate_in_one,
     terminal_value,
 )
-from messiah.search.parallel import Helpers, HelperWork, RootShare, RootTable
+from messiah.search.parallel import Helpers, RootShare, RootTable
 from messiah.search.timeman import Clock
 
 DEFAULT_NODES = 800  # playouts when no limit is given
@@ -182,7 +182,7 @@ class BanditSearch(Searcher):
             helpers.go(board)
         # a helper process always shares; the main process only when its helpers search with it
         share = self.share if helpers is not None or self.helpers is None else None
-        work = HelperWork()
+        helper_evaluations = 0
 
         def result() -> SearchResult:
             pv = self._pv(root)
@@ -194,7 +194,7 @@ class BanditSearch(Searcher):
                 winrate, mate = float(mean[best]), None
             # nodes: the root's new visits, the helpers' taken in included
             return SearchResult(pv[0], winrate, mate, pv, root.visits - visits0, len(pv), max(seldepth, len(pv)),
-                                self.cache.evaluations - evals0 + work.evaluations, clock.elapsed(),
+                                self.cache.evaluations - evals0 + helper_evaluations, clock.elapsed(),
                                 self._lines(root, mean) if self.multipv > 1 else [])
 
         try:
@@ -216,7 +216,7 @@ class BanditSearch(Searcher):
                     info(result())
         finally:
             if helpers is not None:
-                work = helpers.finish()
+                helper_evaluations = helpers.finish()
                 share.exchange(root, self.prior_visits)  # their last statistics
         out = result()
         if info:

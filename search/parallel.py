@@ -21,7 +21,6 @@ import multiprocessing
 import os
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
 
 import cshogi
 import numpy as np
@@ -68,13 +67,10 @@ class RootShare:
         taken_n, taken_w = node.shared
         key = np.uint64(node.key)
         if self.keys[self.slot] != key:
-            self.keys[self.slot] = 0  # the row is rewritten: not this position until the key is back
-            self.n[self.slot, :m] = node.n - prior_visits - taken_n
-            self.w[self.slot, :m] = node.w - node.q * prior_visits - taken_w
-            self.keys[self.slot] = key
-        else:
-            self.n[self.slot, :m] = node.n - prior_visits - taken_n
-            self.w[self.slot, :m] = node.w - node.q * prior_visits - taken_w
+            self.keys[self.slot] = 0  # a new position: no reader takes the row until it is whole
+        self.n[self.slot, :m] = node.n - prior_visits - taken_n
+        self.w[self.slot, :m] = node.w - node.q * prior_visits - taken_w
+        self.keys[self.slot] = key
         others = np.flatnonzero(self.keys == key)
         others = others[others != self.slot]
         if not len(others):
@@ -85,13 +81,6 @@ class RootShare:
         node.w += now_w - taken_w
         node.visits += int(round(gained.sum()))
         node.shared = (now_n, now_w)
-
-
-@dataclass
-class HelperWork:
-    """What helpers report when stopped: their evaluations (forward-pass positions) in that search."""
-
-    evaluations: int = 0
 
 
 class Helpers:
@@ -130,19 +119,15 @@ class Helpers:
         while start.history:
             moves.append(start.peek())
             start.pop()
-        message = ("go", start.sfen(), moves[::-1])
-        for process, conn in list(self._helpers):
-            try:
-                conn.send(message)
-            except OSError as e:
-                self._drop(process, conn, f"search helper {process.name} is gone: {e}")
+        self.send(("go", start.sfen(), moves[::-1]))
         self._running = True
 
-    def finish(self) -> HelperWork:
-        """Stop the helpers and wait until each has answered (its last statistics are then in the table)."""
-        work = HelperWork()
+    def finish(self) -> int:
+        """Stop the helpers and wait until each has answered (its last statistics are then in the table).
+        Returns the positions they evaluated in that search."""
+        evaluations = 0
         if not self._running:
-            return work
+            return evaluations
         self.stop.set()
         self._running = False
         deadline = time.monotonic() + DONE_TIMEOUT
@@ -152,8 +137,8 @@ class Helpers:
                 why = answer[1] if answer is not None else "no answer after stop"
                 self._drop(process, conn, f"search helper {process.name} failed: {why}")
                 continue
-            work.evaluations += answer[1]
-        return work
+            evaluations += answer[1]
+        return evaluations
 
     def send(self, message: tuple) -> None:
         """A message for every helper between searches, e.g. ("new_game",)."""

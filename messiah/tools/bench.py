@@ -267,10 +267,9 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
 
         # Interleaved rounds, one of each figure a round, and ratios of their medians: one-shot timings of
         # the two sides taken minutes apart drifted with the machine's load (37-61x across runs).
-        times: dict[str, list[float]] = {"children": [], "score": [], "twin_forward": [], "forward": [],
-                                         "twin_one": []}
         timed = {"children": children_all, "score": score_all, "twin_forward": twin_forward_all,
                  "forward": forward_all, "twin_one": twin_one_all}
+        times: dict[str, list[float]] = {name: [] for name in timed}
         for _ in range(RATIO_ROUNDS):
             for name, fn in timed.items():
                 times[name].append(_per_call(fn, 1))
