@@ -1,6 +1,5 @@
 """messiah-usi as a GUI meets it: a separate process driven through cshogi.usi.Engine and its pipes."""
 
-import os
 import queue
 import random
 import re
@@ -175,13 +174,30 @@ def test_threads_helpers_write_nothing_on_stdout_and_end_with_quit(gui):
                 .read().split()]
     assert len(children) >= 2
     gui.close()
+    # multiprocessing's resource tracker (a child too) ends when the engine's exit closes its pipe: a moment
+    # after the engine, on a loaded machine; a helper left behind would run on, so a short wait tells them apart
+    deadline = time.time() + 5
     for pid in children:
-        try:
-            os.kill(pid, 0)
-        except ProcessLookupError:
-            continue
+        while not _ended(pid):
+            assert time.time() < deadline, f"child {pid} ({_cmdline(pid)}) outlived the engine by 5 s"
+            time.sleep(0.05)
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or a zombie (ended; this container's init may not reap it)."""
+    try:
         with open(f"/proc/{pid}/stat") as stat:
-            assert stat.read().split()[2] == "Z", f"helper {pid} outlived the engine"
+            return stat.read().rsplit(")", 1)[1].split()[0] == "Z"
+    except FileNotFoundError:
+        return True
+
+
+def _cmdline(pid: int) -> str:
+    try:
+        with open(f"/proc/{pid}/cmdline") as f:
+            return f.read().replace("\0", " ")[:120]
+    except FileNotFoundError:
+        return "gone"
 
 
 def test_multipv_reports_distinct_lines_best_first(gui):
