@@ -12,9 +12,11 @@ import cshogi
 import numpy as np
 import pytest
 
-from messiah.engine.engine import Engine
+import messiah.engine.engine as engine_module
+from messiah.engine.engine import Engine, engine_settings
 from messiah.engine.usi import UsiEngine
 from messiah.search import Limits
+from messiah.search.base import CACHE_ENTRY_BYTES
 from messiah.search.mcts import Node, Puct
 from messiah.search.parallel import RootShare, RootTable
 
@@ -65,12 +67,29 @@ def test_root_share_takes_in_the_others_visits_once():
 
 
 @pytest.fixture(scope="module")
-def engines():
+def four_cores():
+    """As if this machine had four cores: Threads 3 is then three processes (one a core at most)."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(engine_module, "cores", lambda: 4)
+        yield
+
+
+@pytest.fixture(scope="module")
+def engines(four_cores):
     """The default engine at Threads 3 (two helper processes) and at Threads 1."""
     with Engine.from_options({"Threads": "3", "MateNodes": "0"}) as three, \
             Engine.from_options({"Threads": "1", "MateNodes": "0"}) as one:
         assert three.searcher.notes == [] and len(three.searcher.helpers) == 2
         yield three, one
+
+
+def test_threads_beyond_the_cores_are_one_process_a_core_and_said(monkeypatch):
+    monkeypatch.setattr(engine_module, "cores", lambda: 2)
+    with Engine.from_options({"Threads": "6", "MateNodes": "0", "USI_Hash": "100"}) as engine:
+        assert len(engine.searcher.helpers) == 1
+        assert engine.searcher.notes == ["Threads 6: this machine gives 2 cores, so 2 search processes"]
+        assert engine.searcher.cache.max_entries == 50 * 2**20 // 2 // CACHE_ENTRY_BYTES  # USI_Hash over 2
+    assert engine_module.search_processes(engine_settings({"Threads": "6", "Search": "alphabeta"})) == 1
 
 
 def test_usi_hash_is_shared_out_among_the_processes(engines):
@@ -180,7 +199,7 @@ def test_usi_with_threads_answers_infinite_ponderhit_and_timed_go():
         e.run([])
 
 
-def test_stop_never_deadlocks_with_helpers_under_load():
+def test_stop_never_deadlocks_with_helpers_under_load(four_cores):
     """Threads 3 on a machine kept busy by two spinning processes; go infinite and go ponder stopped at once
     or after a moment, fifty times: every go gets one bestmove within a second of its stop."""
     spinners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]

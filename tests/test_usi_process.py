@@ -154,8 +154,8 @@ def test_raw_go_modes_stop_ponderhit_and_mate(gui):
 
 
 def test_threads_helpers_write_nothing_on_stdout_and_end_with_quit(gui):
-    """Threads 3: two helper processes share the engine's stdout; every line the GUI reads is still USI, and
-    quit leaves no process behind."""
+    """Threads 3: helper processes (two, or one a core less) share the engine's stdout; every line the GUI
+    reads is still USI, and quit leaves no process behind."""
     gui.raw()
     gui.send("setoption name Threads value 3")
     gui.send("isready")

@@ -11,6 +11,7 @@ that was measured: its search, BatchSize, tuned constants, tables sized from USI
 
 from __future__ import annotations
 
+import os
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -85,12 +86,27 @@ def load_evaluator(settings: Settings) -> Evaluator:
     return evaluator
 
 
+def cores() -> int:
+    """The cores this process may run on (a container's or taskset's share, not the whole machine's)."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        return os.cpu_count() or 1
+
+
+def search_processes(settings: Settings) -> int:
+    """Processes a search runs in: Threads for the bandit searches, at most one per core (a helper process
+    beyond the cores only splits them, and each holds its own model and tree); 1 for alpha-beta."""
+    return min(settings["Threads"], cores()) if root_parallel(settings) else 1
+
+
 def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     """The Search option's searcher with the options it declares, its tables sized by USI_Hash, warmed up; a
-    bandit search with Threads > 1 also starts its Threads - 1 helper processes (search.parallel), each
-    with the searcher these settings build on one thread (:func:`helper_searcher`)."""
+    bandit search with Threads > 1 also starts its helper processes (search.parallel; one process a core at
+    most, :func:`search_processes`), each with the searcher these settings build on one thread
+    (:func:`helper_searcher`)."""
     searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings)
-    processes = settings["Threads"] if isinstance(searcher, BanditSearch) else 1
+    processes = search_processes(settings)
     searcher.set_hash(max(1, settings["USI_Hash"] // processes))  # USI_Hash is the whole engine's memory
     # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
     # fresh install that made the first byoyomi move late.
@@ -98,14 +114,18 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     searcher.new_game()
     searcher.multipv = settings["MultiPV"]
     searcher.draw_ply = settings["MaxMovesToDraw"]
-    if settings["Threads"] > 1 and isinstance(searcher, BanditSearch):
-        searcher.start_helpers(settings["Threads"] - 1, partial(helper_searcher, dict(settings)))
+    if processes < settings["Threads"] and root_parallel(settings):
+        searcher.notes.append(f"Threads {settings['Threads']}: this machine gives {cores()} cores, so "
+                              f"{processes} search processes")
+    if processes > 1:
+        searcher.start_helpers(processes - 1, partial(helper_searcher, dict(settings), processes))
     return searcher
 
 
-def helper_searcher(settings: Settings) -> Searcher:
-    """A root-parallel helper's searcher (built in the helper process): these settings on one thread."""
-    one = {**settings, "Threads": 1, "USI_Hash": max(1, settings["USI_Hash"] // settings["Threads"])}
+def helper_searcher(settings: Settings, processes: int) -> Searcher:
+    """A root-parallel helper's searcher (built in the helper process): these settings on one thread, with its
+    share of USI_Hash among the ``processes``."""
+    one = {**settings, "Threads": 1, "USI_Hash": max(1, settings["USI_Hash"] // processes)}
     return build_searcher(one, load_evaluator(one))
 
 
