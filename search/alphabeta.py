@@ -20,7 +20,7 @@ no visit to its children: its value is the best Q. A depth-d search calls the ne
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import cshogi
 import numpy as np
@@ -117,6 +117,8 @@ class AlphaBeta(Searcher):
         return min(1000, len(self.tt) * 1000 // self.hash_entries)
 
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
+        if limits.visits is not None and limits.nodes is None:  # no tree kept: visits are this search's nodes
+            limits = replace(limits, nodes=limits.visits)
         self.limits, self.clock, self.nodes, self.seldepth = limits, clock, 0, 0
         evals0 = self.cache.evaluations
         scores = self.cache.get(board)

@@ -84,6 +84,11 @@ class Limits:
     nodes: int | None = None
     depth: int | None = None
     movetime: float | None = None  # seconds, a hard limit: the clock of a search given no clock of its own
+    # The root's visits, those kept from the previous move's tree included: a bandit search adds playouts until
+    # its root has this many (at least one). Self-play's budget, as KataGo's and Lc0's playout caps: a game's
+    # searcher plays both sides, so each move starts from the subtree its last search grew. A search that
+    # keeps no tree (alpha-beta) takes it as ``nodes``.
+    visits: int | None = None
 
 
 # The root's df-pn in a timed move: cshogi's df-pn searches about 250k nodes a second on one core here.

@@ -172,12 +172,14 @@ class BanditSearch(Searcher):
             root = self._new_node(board, self.cache.get(board), 0)
         root.terminal = None  # the root is searched, whatever its mate-in-one flag says
         self.root = root
-        no_limit = limits.nodes is None and limits.depth is None and not clock.bounded()
-        budget = DEFAULT_NODES if no_limit else limits.nodes
+        counted = limits.nodes is not None or limits.visits is not None or limits.depth is not None
+        budget = DEFAULT_NODES if not counted and not clock.bounded() else limits.nodes
+        if limits.visits is not None:
+            budget = min(budget or limits.visits, max(1, limits.visits - root.visits))
         playouts, seldepth, last_info, visits0 = 0, 0, clock.elapsed(), root.visits
-        # Helpers join timed and endless searches only: a search to a number of nodes or a depth stays the
-        # same search on any machine (fixed-node matches, tests).
-        helpers = self.helpers if limits.nodes is None and limits.depth is None and len(self.helpers or ()) else None
+        # Helpers join timed and endless searches only: a search to a number of nodes or visits or to a depth
+        # stays the same search on any machine (fixed-node matches, self-play, tests).
+        helpers = self.helpers if not counted and len(self.helpers or ()) else None
         if helpers is not None:
             helpers.go(board)
         # a helper process always shares; the main process only when its helpers search with it

@@ -197,6 +197,27 @@ def test_tree_is_reused_two_plies_later(evaluator, name):
 
 
 @pytest.mark.parametrize("name", ["ucb1", "puct"])
+def test_a_visits_budget_counts_the_visits_kept_from_the_last_move(evaluator, name):
+    """Limits(visits=N), self-play's budget: the searcher that played a move goes on from the reply's subtree,
+    so the next search adds only the visits missing to N (and always at least one)."""
+    searcher = make_searcher(name, evaluator, mate_nodes=0)
+    board = cshogi.Board()
+    first = searcher.search(board, Limits(visits=200))
+    assert first.nodes == 200 == searcher.root.visits
+    board.push(first.bestmove)
+    kept = searcher._find_reusable(board).visits
+    assert 0 < kept < 200
+    second = searcher.search(board, Limits(visits=200))
+    assert second.nodes == 200 - kept and searcher.root.visits == 200
+    board.push(second.bestmove)
+    kept = searcher._find_reusable(board).visits
+    third = searcher.search(board, Limits(visits=kept))
+    assert third.nodes == 1 and searcher.root.visits == kept + 1
+    ab = make_searcher("alphabeta", evaluator, mate_nodes=0)
+    assert ab.search(board, Limits(visits=40)).nodes == ab.search(board, Limits(nodes=40)).nodes
+
+
+@pytest.mark.parametrize("name", ["ucb1", "puct"])
 def test_batched_leaves_make_fewer_forward_passes(evaluator, name):
     board = cshogi.Board("lnsgk2nl/1r4gs1/p1pppp1pp/6p2/1p5P1/2P6/PPBPPPP1P/7R1/LN1GKGSNL b BSp 1")
     calls = evaluator.calls

@@ -65,9 +65,11 @@ class RLConfig(Training):
     search: Literal[SEARCH_NAMES] = "puct"
     """the engine's Search option for the actors (the cheapest that beats 1-ply play at the node budget)"""
     nodes: int = 64
-    """self-play node budget per move (nodes, not time: results do not depend on the machine's load)"""
-    search_batch: int = 1
-    """the engine's BatchSize for the actors: leaves per forward pass inside one search (ucb1/puct)"""
+    """self-play budget per move: the root's visits, those kept from the previous move's tree included (ucb1,
+    puct; alpha-beta's nodes). Visits, not time: results do not depend on the machine's load"""
+    search_batch: int = 8
+    """the engine's BatchSize for the actors: leaves per forward pass inside one search (ucb1/puct); 8, the
+    engine's own, scores 1.9 times the positions a second of 1 on one CPU thread"""
     mate_nodes: int = 2000
     """the engine's MateNodes for the actors: df-pn nodes at the root of every self-play move (a forced mate
     found ends the game with an exact result)"""

@@ -2,7 +2,8 @@
 recorded as :data:`SELFPLAY` rows. No torch: an actor needs only the onnxruntime evaluator, the searches and
 the engine that builds them.
 
-Per move: the root search (``Limits(nodes=...)``; its df-pn at the root finds forced mates); the root's move
+Per move: the root search (``Limits(visits=nodes)``: the root's visits, those kept from the previous move's
+tree included, as KataGo's playout cap; its df-pn at the root finds forced mates); the root's move
 values (for UCB1/PUCT the tree's mean value of each root move, for alpha-beta the network's Q) become the
 record's dense targets; the move is drawn from softmax(values / tau) for the first ``explore_plies`` plies
 after the opening, then it is the search's choice except with probability epsilon a uniformly random legal
@@ -245,7 +246,7 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
             row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
             rows.append(row)
             break
-        result = searcher.search(board, Limits(nodes=cfg.nodes))
+        result = searcher.search(board, Limits(visits=cfg.nodes))
         stats.nodes += result.nodes
         moves, _ = legal_move_indices(board)
         values = root_values(searcher, board, len(moves))
