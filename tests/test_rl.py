@@ -250,12 +250,16 @@ def tiny(tmp_path, shared_data, **overrides):
 def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, shared_data):
     from messiah.train.rl.loop import run
 
-    cfg = tiny(tmp_path, shared_data)
+    cfg = tiny(tmp_path, shared_data, verify_every=1, verify_games=2)
     best = run(cfg)
     out = tmp_path / "rl"
     assert best.exists() and (out / "models" / "g0001.onnx").exists()
     row = json.loads((out / "gens" / "g0001.json").read_text())
     assert row["games"] == 2 and row["learner_steps"] == 3 and row["gate_games"] == 2
+    # the verification against the fixed starting model: its games' records, W-L-D and Elo with an interval
+    assert row["verify_games"] == 2 == row["verify_wins"] + row["verify_losses"] + row["verify_draws"]
+    assert len(list((out / "verify" / "g0001").glob("*.csa"))) == 2
+    assert row["verify_elo_low"] <= row["verify_elo"] <= row["verify_elo_high"]
     assert row["truncated_share"] > 0  # random weights, 50 plies: games are cut at the maximum ply
     records, starts = read_games(out / "selfplay" / "g0001.selfplay")
     assert len(starts) == 2 and set(np.asarray(records["game"]).tolist()) == {0, 1}
@@ -267,7 +271,7 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
     steps_before = torch.load(out / "learner.pt", weights_only=True)["step"]
 
     # a kill -9 in generation 2's self-play, halfway through writing its second game
-    cfg2 = tiny(tmp_path, shared_data, generations=2)
+    cfg2 = tiny(tmp_path, shared_data, generations=2, verify_every=2, verify_games=2)
     from messiah.train.rl.loop import selfplay
 
     selfplay(tiny(tmp_path, shared_data, games=1), 2, best)  # only the first game of generation 2 (same seeds)
@@ -283,6 +287,7 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
     assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1]  # and the lost one played again
     assert torch.load(out / "learner.pt", weights_only=True)["step"] == steps_before + 3
     assert len((out / "log.csv").read_text().splitlines()) == 3
+    assert json.loads((out / "gens" / "g0002.json").read_text())["verify_games"] == 2  # every 2nd generation
     assert (out / "log.png").exists()
     # rerunning the finished command does nothing more; a command that changes the run is refused
     run(cfg2)

@@ -137,7 +137,13 @@ class RLConfig(Training):
     """'ELO0,ELO1': decide promotion by an SPRT instead (stops early; H1 promotes; undecided at --gate-games:
     promoted if its score reaches --gate-threshold)"""
     gate_jobs: int = setting(0, runtime=True)
-    """gating games at once (0: as many as actors)"""
+    """gating and verification games at once (0: as many as actors)"""
+    verify_every: int = setting(0, runtime=True)
+    """every this many generations, the candidate plays the run's starting model (models/g0000.onnx, a fixed
+    reference) --verify-games games at --gate-nodes: the log's Elo against it, with its interval, says what
+    the run has gained without chaining lucky gates (0: no verification)"""
+    verify_games: int = setting(200, runtime=True)
+    """games of each verification (pairs of one opening with colours swapped)"""
     threads: int = setting(1, runtime=True)
     """the learner's torch threads (0: torch's own choice)"""
     ray: str = setting("", runtime=True)
@@ -148,7 +154,7 @@ class RLConfig(Training):
     def __post_init__(self) -> None:
         super().__post_init__()
         at_least(self, 1, "generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps",
-                 "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes")
+                 "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes", "verify_games")
         within(self, 0, 1, "lam", "gamma", "teacher_fraction", "epsilon", "resign_playout")
         if self.tau <= 0:
             raise UserError(f"--tau must be positive, not {self.tau}")

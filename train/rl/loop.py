@@ -9,6 +9,8 @@ A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
 3. **export** the candidate ``models/gNNNN.onnx``;
 4. **gate**: the candidate plays the best at ``gate_nodes`` nodes a move through ``messiah match``
    (colours swapped, openings from the set); promoted by score or SPRT; Elo and interval logged;
+   **verify** (every ``verify_every`` generations): the candidate plays the run's starting model, a fixed
+   reference, so that the log's gains never chain on lucky gates;
 5. the generation's figures go to ``gens/gNNNN.json``; ``log.csv`` and ``log.png`` are rebuilt from them.
 
 Every phase is resumable: ``state.json`` names the generation and the phase reached; self-play resumes from
@@ -50,7 +52,8 @@ LOG_FIELDS = [
     "learner_positions_per_s", "learner_data_share", "target_refresh_s", "learn_s", "loss", "value_loss",
     "rank_loss", "dense_loss", "target_mean", "teacher_agreement", "teacher_value_mse", "floodgate_agreement",
     "gate_games", "gate_wins", "gate_losses", "gate_draws", "gate_score", "elo", "elo_low", "elo_high",
-    "gate_s", "promoted", "best_generation", "total_elo",
+    "gate_s", "promoted", "best_generation", "total_elo", "verify_games", "verify_wins", "verify_losses",
+    "verify_draws", "verify_elo", "verify_elo_low", "verify_elo_high", "verify_s",
 ]
 
 
@@ -243,13 +246,15 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
 
 # --------------------------------------------------------------------------- gating
 
-def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
-    """The candidate against the best at a fixed node budget through messiah match; ``result.json`` records
-    it (a gate without one was interrupted and is played again)."""
+def play_models(cfg: RLConfig, out: Path, candidate: Path, reference: Path, games: int, seed: int,
+                sprt: tuple[float, float] | None = None) -> dict:
+    """``games`` games of the candidate against the reference at ``gate_nodes`` nodes a move through messiah
+    match (colours swapped over the run's openings), recorded in ``out``; messiah.arena.stats.summarize's
+    figures and ``seconds``. ``out/result.json`` keeps them: a match without one was interrupted and is played
+    again."""
     from messiah.arena.match import MatchConfig, messiah_command, play_match
     from messiah.arena.stats import summarize
 
-    out = Path(cfg.out) / "gates" / f"g{generation:04d}"
     result = out / "result.json"
     if result.exists():
         return json.loads(result.read_text())
@@ -257,22 +262,40 @@ def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
         shutil.rmtree(out)
     start = time.perf_counter()
     common = {"NodesLimit": str(cfg.gate_nodes), "Threads": "1", "Search": cfg.search}
-    sprt = parse_sprt(cfg.gate_sprt) if cfg.gate_sprt else None
     match = MatchConfig(opponent=messiah_command(), engine=messiah_command(),
                         options={**common, "ModelPath": str(candidate.resolve())},
-                        opponent_options={**common, "ModelPath": str(best.resolve())}, games=cfg.gate_games,
+                        opponent_options={**common, "ModelPath": str(reference.resolve())}, games=games,
                         jobs=cfg.gate_jobs or actor_count(cfg), byoyomi=GATE_BYOYOMI, openings=cfg.openings or None,
-                        seed=cfg.seed * 1000 + generation, out=str(out), sprt=sprt)
-    _, games = play_match(match, progress=cfg.progress)
-    s = summarize(games, sprt)
-    decision = s["sprt"]["decision"] if sprt else "continue"
-    promoted = decision == "H1 accepted" or (decision == "continue" and s["score"] >= cfg.gate_threshold)
-    figures = {"gate_games": s["games"], "gate_wins": s["wins"], "gate_losses": s["losses"], "gate_draws": s["draws"],
-               "gate_score": s["score"], "elo": s.get("elo", math.nan), "elo_low": s.get("elo_low", math.nan),
-               "elo_high": s.get("elo_high", math.nan), "gate_s": time.perf_counter() - start,
-               "promoted": int(promoted), "sprt": decision}
+                        seed=seed, out=str(out), sprt=sprt)
+    _, played = play_match(match, progress=cfg.progress)
+    figures = {**summarize(played, sprt), "seconds": time.perf_counter() - start}
     _write_json(result, figures)
     return figures
+
+
+def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
+    """The candidate against the best (gates/gNNNN); promoted by SPRT, else by score."""
+    sprt = parse_sprt(cfg.gate_sprt) if cfg.gate_sprt else None
+    s = play_models(cfg, Path(cfg.out) / "gates" / f"g{generation:04d}", candidate, best, cfg.gate_games,
+                    cfg.seed * 1000 + generation, sprt)
+    decision = s["sprt"]["decision"] if sprt else "continue"
+    promoted = decision == "H1 accepted" or (decision == "continue" and s["score"] >= cfg.gate_threshold)
+    return {"gate_games": s["games"], "gate_wins": s["wins"], "gate_losses": s["losses"], "gate_draws": s["draws"],
+            "gate_score": s["score"], "elo": s.get("elo", math.nan), "elo_low": s.get("elo_low", math.nan),
+            "elo_high": s.get("elo_high", math.nan), "gate_s": s["seconds"], "promoted": int(promoted),
+            "sprt": decision}
+
+
+def verify(cfg: RLConfig, generation: int, candidate: Path) -> dict:
+    """The candidate against the run's fixed reference, its starting model (verify/gNNNN): Elo with its
+    interval. Other openings than the gates' (another seed)."""
+    out = Path(cfg.out)
+    s = play_models(cfg, out / "verify" / f"g{generation:04d}", candidate, out / "models" / "g0000.onnx",
+                    cfg.verify_games, cfg.seed * 1000 + 500 + generation)
+    return {"verify_games": s["games"], "verify_wins": s["wins"], "verify_losses": s["losses"],
+            "verify_draws": s["draws"], "verify_elo": s.get("elo", math.nan),
+            "verify_elo_low": s.get("elo_low", math.nan), "verify_elo_high": s.get("elo_high", math.nan),
+            "verify_s": s["seconds"]}
 
 
 # --------------------------------------------------------------------------- the loop
@@ -359,6 +382,8 @@ def run(cfg: RLConfig) -> Path:
             figures.update(gate(cfg, g, candidate, best))
         else:
             figures["promoted"] = 1
+        if cfg.verify_every and g % cfg.verify_every == 0:
+            figures.update(verify(cfg, g, candidate))
         if figures["promoted"]:
             shutil.copyfile(candidate, best.with_suffix(".tmp"))
             os.replace(best.with_suffix(".tmp"), best)
@@ -420,6 +445,13 @@ def plot_log(path: Path) -> Path:
         elo, low, high = (np.clip(np.array(log[k]), -800, 800) for k in ("elo", "elo_low", "elo_high"))
         ax.errorbar(gens, elo, yerr=[elo - low, high - elo], fmt="o", capsize=3, label="candidate vs best")
     line(ax, "total_elo", "sum over promotions")
+    with open(path, newline="") as f:  # verifications: only some generations' rows
+        verified = np.array([[float(r[k]) for k in ("generation", "verify_elo", "verify_elo_low", "verify_elo_high")]
+                             for r in csv.DictReader(f) if r.get("verify_elo") not in (None, "", "nan")])
+    if len(verified):
+        elo, low, high = (np.clip(verified[:, k], -800, 800) for k in (1, 2, 3))
+        ax.errorbar(verified[:, 0], elo, yerr=[elo - low, high - elo], fmt="s", capsize=3,
+                    label="candidate vs the start (fixed)")
     ax.axhline(0, color="grey", lw=0.5)
     ax.set_title("Elo (95% interval)")
     line(axes[0, 1], "mean_plies", "mean game length (plies)")
