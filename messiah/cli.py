@@ -326,7 +326,9 @@ def build_parser() -> argparse.ArgumentParser:
             ("clock", bench.ClockBench, bench.bench_clock, "play the engine against itself under a clock: the time "
              "each move took and what was left"),
             ("train", bench.TrainBench, bench.bench_train, "training positions per second and the share spent "
-             "waiting for data, per loader worker count (needs torch)")):
+             "waiting for data, per loader worker count (needs torch)"),
+            ("selfplay", bench.SelfPlayBench, bench.bench_selfplay, "self-play positions a second of one actor "
+             "(messiah rl's games on one core), per search batch")):
         _command(benches, name, config, _bench, text, [as_json], description=text[0].upper() + text[1:] + ".") \
             .set_defaults(run=run)
 

@@ -53,3 +53,16 @@ def test_search_bench_compares_leaf_batch_sizes():
                            (1, 4))
     assert set(figures) == {"movetime_ms", "bare_score_per_s", "alphabeta batch 1", "puct batch 1", "puct batch 4"}
     assert all(figures[k]["positions_evaluated_per_s"] > 0 for k in ("puct batch 1", "puct batch 4"))
+
+
+def test_selfplay_bench_plays_the_games_and_reports_per_batch():
+    from messiah.paths import SHARED_DATA
+    from messiah.tools.bench import SelfPlayBench, bench_selfplay
+
+    if not (SHARED_DATA / "openings").exists():
+        pytest.skip(f"no opening set at {SHARED_DATA}")
+
+    figures = bench_selfplay(SelfPlayBench(games=1, nodes=8, search_batch=[1, 4]))
+    one, four = figures["search_batch=1"], figures["search_batch=4"]
+    assert one["positions"] > 0 and one["positions_per_s"] > 0 and 0 < one["forward_share"] < 1
+    assert one["leaves_per_forward"] == 1.0 and 1.0 < four["leaves_per_forward"] <= 4.0

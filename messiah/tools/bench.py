@@ -33,7 +33,7 @@ import numpy as np
 
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
-from messiah.evaluator import Evaluator, ScalarEvaluator
+from messiah.evaluator import Evaluator, ScalarEvaluator, default_model_path
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
 from messiah.moves import legal_move_indices
 from messiah.paths import SHARED_DATA
@@ -126,6 +126,28 @@ class TrainBench:
     """positions per step"""
     arch: str = "7x32"
     """the net's shape, LAYERSxCHANNELS"""
+
+
+@dataclass
+class SelfPlayBench:
+    """Self-play throughput of one actor (this process, onnxruntime on one thread): the games of a generation of
+    ``messiah rl`` with the run's defaults, for each search batch."""
+
+    model: str | None = None
+    """ONNX model (default: the shipped one)"""
+    games: int = 12
+    """games per setting (the same openings and seeds for each)"""
+    nodes: int = 64
+    """visits a move (messiah rl --nodes)"""
+    search_batch: list[int] = setting(factory=lambda: [1, 8])
+    """search batch sizes to compare (messiah rl --search-batch)"""
+    games_per_actor: int = 1
+    """games at once in the actor (messiah rl --games-per-actor)"""
+    seed: int = 0
+    """seed of the openings drawn"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "games", "nodes", "games_per_actor")
 
 
 @dataclass
@@ -494,4 +516,33 @@ def bench_train(cfg: TrainBench, devices: tuple[str, ...] | None = None) -> dict
                 "steps_per_s": positions_per_s / batch_size,
                 "data_wait_percent": 100 * sum(float(r["data_wait_share"]) for r in rows) / len(rows),
             }
+    return out
+
+
+def bench_selfplay(cfg: SelfPlayBench) -> dict:
+    """Positions (moves played) a second of one actor, the share of its time in forward passes and the positions
+    each pass scored, per search batch: ``messiah rl``'s self-play at its defaults otherwise."""
+    from dataclasses import replace
+
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.loop import game_specs
+    from messiah.train.rl.selfplay import Actor
+
+    out: dict = {"games": cfg.games, "nodes": cfg.nodes, "games_per_actor": cfg.games_per_actor}
+    for batch in cfg.search_batch:
+        run = replace(RLConfig(), games=cfg.games, nodes=cfg.nodes, search_batch=batch,
+                      games_per_actor=cfg.games_per_actor, seed=cfg.seed, progress=False)
+        actor = Actor(cfg.model or str(default_model_path()), run)
+        start = time.perf_counter()
+        played = actor.play(game_specs(run, 1))
+        seconds = time.perf_counter() - start
+        plies = sum(stats.plies for _, _, stats in played)
+        forward = sum(stats.forward_seconds for _, _, stats in played) / cfg.games_per_actor
+        out[f"search_batch={batch}"] = {
+            "positions_per_s": plies / seconds,
+            "forward_share": forward / seconds,
+            "leaves_per_forward": actor.evaluator.positions / max(1, actor.evaluator.calls),
+            "positions": plies,
+        }
+    out["model"] = actor.evaluator.describe()
     return out
