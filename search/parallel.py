@@ -102,12 +102,7 @@ class Helpers:
             process.start()
             theirs.close()
             self._helpers.append((process, mine))
-        deadline = time.monotonic() + READY_TIMEOUT
-        for process, conn in list(self._helpers):
-            answer = self._answer(process, conn, deadline)
-            if answer is None or answer[0] != "ready":
-                why = answer[1] if answer is not None else "no answer in time"
-                self._drop(process, conn, f"search helper {process.name} did not start: {why}")
+        self._answers("ready", READY_TIMEOUT, "did not start", "no answer in time")
 
     def __len__(self) -> int:
         return len(self._helpers)
@@ -125,20 +120,11 @@ class Helpers:
     def finish(self) -> int:
         """Stop the helpers and wait until each has answered (its last statistics are then in the table).
         Returns the positions they evaluated in that search."""
-        evaluations = 0
         if not self._running:
-            return evaluations
+            return 0
         self.stop.set()
         self._running = False
-        deadline = time.monotonic() + DONE_TIMEOUT
-        for process, conn in list(self._helpers):
-            answer = self._answer(process, conn, deadline)
-            if answer is None or answer[0] != "done":
-                why = answer[1] if answer is not None else "no answer after stop"
-                self._drop(process, conn, f"search helper {process.name} failed: {why}")
-                continue
-            evaluations += answer[1]
-        return evaluations
+        return sum(answer[1] for answer in self._answers("done", DONE_TIMEOUT, "failed", "no answer after stop"))
 
     def send(self, message: tuple) -> None:
         """A message for every helper between searches, e.g. ("new_game",)."""
@@ -163,6 +149,19 @@ class Helpers:
                 process.join()
             conn.close()
         self._helpers = []
+
+    def _answers(self, kind: str, timeout: float, failed: str, silent: str) -> list[tuple]:
+        """Each helper's answer of ``kind`` within ``timeout`` seconds in all; a helper that answers anything
+        else (an error) or nothing is dropped with a note: "search helper NAME {failed}: {why, or silent}"."""
+        deadline, answers = time.monotonic() + timeout, []
+        for process, conn in list(self._helpers):
+            answer = self._answer(process, conn, deadline)
+            if answer is not None and answer[0] == kind:
+                answers.append(answer)
+                continue
+            why = answer[1] if answer is not None else silent
+            self._drop(process, conn, f"search helper {process.name} {failed}: {why}")
+        return answers
 
     @staticmethod
     def _answer(process, conn, deadline: float) -> tuple | None:

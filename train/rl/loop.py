@@ -292,10 +292,8 @@ def verify(cfg: RLConfig, generation: int, candidate: Path) -> dict:
     out = Path(cfg.out)
     s = play_models(cfg, out / "verify" / f"g{generation:04d}", candidate, out / "models" / "g0000.onnx",
                     cfg.verify_games, cfg.seed * 1000 + 500 + generation)
-    return {"verify_games": s["games"], "verify_wins": s["wins"], "verify_losses": s["losses"],
-            "verify_draws": s["draws"], "verify_elo": s.get("elo", math.nan),
-            "verify_elo_low": s.get("elo_low", math.nan), "verify_elo_high": s.get("elo_high", math.nan),
-            "verify_s": s["seconds"]}
+    return {f"verify_{k}": s.get(k, math.nan) for k in ("games", "wins", "losses", "draws", "elo", "elo_low",
+                                                        "elo_high")} | {"verify_s": s["seconds"]}
 
 
 # --------------------------------------------------------------------------- the loop
