@@ -325,6 +325,43 @@ def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared
         del os.environ["MESSIAH_RL_INPROCESS"]
 
 
+def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_path, shared_data, monkeypatch):
+    import messiah.train.rl.learner as learner_module
+    from messiah.errors import UserError
+    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.loop import selfplay
+
+    with pytest.raises(UserError, match="more than the whole batch"):
+        tiny(tmp_path, shared_data, teacher_fraction=0.6, strong_fraction=0.5)
+    monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
+    strong = shared_data / "floodgate" / "train.hcpe"
+    cfg = tiny(tmp_path, shared_data, teacher_fraction=0.25, strong_fraction=0.25, strong=[str(strong)])
+    (tmp_path / "rl").mkdir()
+    from messiah.models.export import export_onnx
+
+    selfplay(cfg, 1, export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx"))
+    learner = Learner(cfg, initial_net(cfg))
+    assert [str(f.path) for f in learner.strong.files] == [str(strong)]
+    assert len(learner.strong.train_index) == len(learner.strong.files[0])  # all trained on, none held out
+    drawn = []
+    draw = learner_module.teacher_batch
+    monkeypatch.setattr(learner_module, "teacher_batch",
+                        lambda data, rows, scale: drawn.append((data, len(rows))) or draw(data, rows, scale))
+
+    window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
+    window.compute_targets(learner.values, cfg)
+    batch = learner.batch(window, 0)
+    assert drawn == [(learner.teacher, 4), (learner.strong, 4)]
+    assert len(batch["features"]) == 16
+    assert (~torch.isnan(batch["dense"])).any(1).sum() == 8  # only self-play rows carry the root's move values
+    strong_targets = batch["target"][12:]  # the strong rows' value target is their game's result
+    assert torch.isin(strong_targets, torch.tensor([0.0, 0.5, 1.0])).all()
+
+    drawn.clear()  # an empty window: the data files fill the batch in their proportions
+    batch = learner.batch(Window([], cfg.window), 0)
+    assert drawn == [(learner.teacher, 8), (learner.strong, 8)] and len(batch["features"]) == 16
+
+
 def test_actors_on_a_local_ray_instance(tmp_path, shared_data):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx

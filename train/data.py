@@ -674,7 +674,8 @@ class TeacherData:
             tr, va = split_by_game(records, val_fraction, records.game_starts)
             train.append(np.stack([np.full(len(tr), f), tr], axis=1))
             val.append(np.stack([np.full(len(va), f), va], axis=1))
-            self.val_games.append(None if records.game_starts is not None else self._guessed(records, va))
+            known = records.game_starts is not None or not len(va)
+            self.val_games.append(None if known else self._guessed(records, va))
         self.train_index = np.concatenate(train or [np.empty((0, 2))]).astype(np.int64).reshape(-1, 2)
         self.val_index = np.concatenate(val or [np.empty((0, 2))]).astype(np.int64).reshape(-1, 2)
 

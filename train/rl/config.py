@@ -36,6 +36,12 @@ def default_openings() -> str:
     return str(DEFAULT_OPENINGS) if DEFAULT_OPENINGS.is_file() else ""
 
 
+def default_strong_files() -> list[str]:
+    """The shared floodgate training games, where they exist."""
+    path = SHARED_DATA / "floodgate" / "train.hcpe"
+    return [str(path)] if path.exists() else []
+
+
 def default_teacher_files() -> list[str]:
     """The shared teacher files (teacher_s1..s8.hcpe) that exist here, in order."""
     return [str(p) for p in sorted((SHARED_DATA / "teacher").glob("teacher_s*.hcpe"))]
@@ -111,6 +117,12 @@ class RLConfig(Training):
     """teacher data files mixed in so the net does not forget (hcpe or any format messiah pretrain reads)"""
     teacher_fraction: float = 0.25
     """share of each batch drawn from the teacher data"""
+    strong: list[str] = setting(factory=default_strong_files, paths=True, shown="$MESSIAH_DATA/floodgate/train.hcpe")
+    """records of strong programs' games (no evals: the played move is the ranking target, the game's result
+    the value target), all trained on; the floodgate test set stays held out for the agreement figure"""
+    strong_fraction: float = 0.0
+    """share of each batch drawn from --strong, on top of --teacher-fraction: real strong moves hold the net's
+    agreement with strong play, which self-play and a weak teacher erode"""
     loss: Literal["rank", "value"] = "rank"
     """the pretraining loss family: squared error on the played move's Q plus, with 'rank', the ranking
     cross-entropy toward the search's choice (teacher rows: the teacher's move)"""
@@ -155,7 +167,10 @@ class RLConfig(Training):
         super().__post_init__()
         at_least(self, 1, "generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps",
                  "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes", "verify_games")
-        within(self, 0, 1, "lam", "gamma", "teacher_fraction", "epsilon", "resign_playout")
+        within(self, 0, 1, "lam", "gamma", "teacher_fraction", "strong_fraction", "epsilon", "resign_playout")
+        if self.teacher_fraction + self.strong_fraction > 1:
+            raise UserError(f"--teacher-fraction {self.teacher_fraction} and --strong-fraction "
+                            f"{self.strong_fraction} add up to more than the whole batch")
         if self.tau <= 0:
             raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:

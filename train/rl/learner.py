@@ -2,8 +2,9 @@
 loss family through :class:`messiah.train.trainer.Trainer`, with a target network and teacher rows mixed in.
 
 Per step a batch of ``batch_size`` rows: a ``teacher_fraction`` share from the teacher data (their value
-target is the teacher's eval as a win rate, their ranking target the teacher's move, as in pretraining), the
-rest from the newest ``window`` self-play positions (whole games). A self-play row's loss:
+target is the teacher's eval as a win rate, their ranking target the teacher's move, as in pretraining), a
+``strong_fraction`` share from strong programs' games (the played move and the game's result), the rest from
+the newest ``window`` self-play positions (whole games). A self-play row's loss:
 
     value  (sigmoid(z(s, a_played)) - G_lambda)^2      the lambda-return of targets.py
     rank   cross-entropy of softmax(rank_scale * z(s, legal)) against the search's choice (``loss="rank"``)
@@ -212,6 +213,7 @@ class Learner:
         self.target_step = 0
         self.path = Path(cfg.out) / "learner.pt"
         self.teacher = TeacherData(cfg.teacher, TEACHER_VAL_FRACTION) if cfg.teacher else None
+        self.strong = TeacherData(cfg.strong, 0.0) if cfg.strong and cfg.strong_fraction else None
         self.val = self._validation_sets()
 
     def _validation_sets(self) -> dict[str, list[dict[str, torch.Tensor]]]:
@@ -285,16 +287,21 @@ class Learner:
     def batch(self, window: Window, step: int) -> dict[str, torch.Tensor]:
         """Training batch ``step``: a function of (seed, step) and the window, so a resumed run redraws it."""
         rng = np.random.default_rng((self.cfg.seed, step))
-        n_teacher = round(self.cfg.batch_size * self.cfg.teacher_fraction) if self.teacher is not None else 0
-        if not len(window.trainable):
-            n_teacher = self.cfg.batch_size
+        shares = [(data, share) for data, share in ((self.teacher, self.cfg.teacher_fraction),
+                                                    (self.strong, self.cfg.strong_fraction)) if data is not None]
+        if not len(window.trainable):  # nothing played yet: the data files fill the batch, in their proportions
+            total = sum(share for _, share in shares)
+            shares = [(data, share / total if total else 1 / len(shares)) for data, share in shares]
+        mix = [(data, round(self.cfg.batch_size * share)) for data, share in shares]
         parts = []
-        if self.cfg.batch_size - n_teacher:
-            rows = np.sort(window.trainable[rng.integers(0, len(window.trainable), self.cfg.batch_size - n_teacher)])
+        n_selfplay = self.cfg.batch_size - sum(n for _, n in mix)
+        if n_selfplay > 0 and len(window.trainable):
+            rows = np.sort(window.trainable[rng.integers(0, len(window.trainable), n_selfplay)])
             parts.append(selfplay_batch(window.records(rows), window.targets[rows]))
-        if n_teacher:
-            rows = self.teacher.train_index[rng.integers(0, len(self.teacher.train_index), n_teacher)]
-            parts.append(teacher_batch(self.teacher, rows, self.cfg.scale))
+        for data, n in mix:
+            if n:
+                rows = data.train_index[rng.integers(0, len(data.train_index), n)]
+                parts.append(teacher_batch(data, rows, self.cfg.scale))
         batch = concat_batches(parts)
         if self.cfg.mirror:
             mirror(batch, rng.random(len(batch["features"])) < 0.5)
@@ -303,7 +310,7 @@ class Learner:
     def train(self, window: Window, until: int, bar=None) -> dict[str, float]:
         """Steps until ``steps_done == until`` (refreshing the target net every ``target_every`` steps, and
         checkpointing every ``checkpoint_every``); the mean loss terms and the throughput."""
-        if not len(window.trainable) and self.teacher is None:
+        if not len(window.trainable) and self.teacher is None and self.strong is None:
             raise UserError("nothing to train on: no self-play positions and no teacher data")
         sums: dict[str, float] = {}
         steps = positions = 0
