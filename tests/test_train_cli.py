@@ -110,14 +110,15 @@ OLD_RL_CONFIG = {
 def test_an_old_rl_config_json_continues_and_refuses_another_run(tmp_path):
     """A config.json written before the shared parts existed reads back whole: rerunning the command (no flag,
     or a runtime one) makes no change; a flag that changes the run is named."""
-    from messiah.train.rl.config import RLConfig, load_config
+    from messiah.train.rl.config import RLConfig, default_strong_files, load_config
 
     out = tmp_path / "rl"
     out.mkdir()
     (out / "config.json").write_text(json.dumps({**OLD_RL_CONFIG, "out": str(out)}))
     saved = load_config(out)
-    # fields added since (the verification's) take their defaults, which leave the run as it was
-    assert dataclasses.asdict(saved) == {**OLD_RL_CONFIG, "out": str(out), "verify_every": 0, "verify_games": 200}
+    # fields added since (the verification's, the strong games') take their defaults, which leave the run as it was
+    assert dataclasses.asdict(saved) == {**OLD_RL_CONFIG, "out": str(out), "verify_every": 0, "verify_games": 200,
+                                         "strong": default_strong_files(), "strong_fraction": 0.0}
     again = from_args(RLConfig, subparser("rl").parse_args(["--out", str(out), "--generations", "12"]), saved)
     assert run_changes(saved, again) == [] and again.generations == 12
     other = from_args(RLConfig, subparser("rl").parse_args(["--out", str(out), "--lr", "1e-3"]), saved)

@@ -1,0 +1,133 @@
+"""An int8 copy of an all-moves ONNX model, for the CPU.
+
+onnxruntime's static quantization (QDQ, weights int8 per output channel, activations uint8 with ranges
+calibrated on real positions) turns the 3x3 convolutions, nearly all of the network's arithmetic, into
+VNNI/AVX2 integer kernels: on this project's CPU a position costs 81 us instead of 179 at batch 8 on one thread.
+The head's 1x1 convolution, whose output the fully-connected layer reads, stays in float: quantized, it
+cost a point of floodgate agreement (36.1% against 37.1%); kept in float, the int8 model agrees with the
+float one to within a tenth of a point (37.2%). The move embedding and the final dot product are gathers
+and a small product, left in float.
+
+The copy keeps the source's metadata (so the evaluator accepts it) with ``messiah.precision`` set to int8
+and ``-int8`` added to its name. On a GPU the float model is the one to use: onnxruntime's CUDA provider
+runs a QDQ graph's quantized nodes slowly or not at all.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import cshogi
+import numpy as np
+
+from messiah.config import setting
+from messiah.features import hcp_arrays, planes
+from messiah.moves import legal_move_indices, pad_indices
+from messiah.paths import SHARED_DATA
+
+CALIBRATION_POSITIONS = 1024  # positions whose activations set the int8 ranges
+CALIBRATION_BATCH = 32
+
+
+def default_calibration_files() -> list[str]:
+    """Positions of real games and of the teacher's, where the shared data is: the floodgate training games
+    and the teacher files."""
+    files = [SHARED_DATA / "floodgate" / "train.hcpe", *sorted((SHARED_DATA / "teacher").glob("teacher_s*.hcpe"))]
+    return [str(p) for p in files if p.exists()]
+
+
+@dataclass
+class QuantizeConfig:
+    """``messiah quantize``: an int8 copy of an all-moves model, about twice as fast on a CPU."""
+
+    model: str = setting(positional=True)
+    """the all-moves ONNX model (float)"""
+    out: str = setting(positional=True)
+    """the int8 ONNX file to write"""
+    data: list[str] = setting(factory=default_calibration_files, paths=True,
+                              shown="$MESSIAH_DATA/floodgate/train.hcpe $MESSIAH_DATA/teacher/teacher_s*.hcpe")
+    """hcpe files of positions to calibrate the activations' ranges on (drawn evenly from each file)"""
+    positions: int = CALIBRATION_POSITIONS
+    """calibration positions"""
+
+
+def calibration_feeds(paths: Sequence[str | os.PathLike], count: int = CALIBRATION_POSITIONS,
+                      seed: int = 0) -> list[dict[str, np.ndarray]]:
+    """``count`` positions drawn evenly from hcpe files, as the model's input batches."""
+    if not paths:
+        raise ValueError("calibration needs at least one hcpe file of positions")
+    rng = np.random.default_rng(seed)
+    per_file = -(-count // len(paths))
+    hcps = []
+    for path in paths:
+        records = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
+        if not len(records):
+            raise ValueError(f"{path}: no hcpe records")
+        rows = np.sort(rng.choice(len(records), min(per_file, len(records)), replace=False))
+        hcps.append(records["hcp"][rows])
+    hcp = np.concatenate(hcps)[:count]
+    board = cshogi.Board()
+    legal = []
+    for h in hcp:
+        board.set_hcp(h)
+        legal.append(legal_move_indices(board)[1])
+    x = planes(hcp_arrays(hcp))
+    return [{"features": x[i : i + CALIBRATION_BATCH], "moves": pad_indices(legal[i : i + CALIBRATION_BATCH])[0]}
+            for i in range(0, len(hcp), CALIBRATION_BATCH)]
+
+
+def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: Sequence[str | os.PathLike],
+                  count: int = CALIBRATION_POSITIONS) -> Path:
+    """Write the int8 copy of the all-moves model ``src`` to ``dst``, its activation ranges calibrated on
+    ``count`` positions of the hcpe files ``calibration``; returns ``dst``."""
+    import onnx
+    from onnxruntime.quantization import (
+        CalibrationDataReader,
+        CalibrationMethod,
+        QuantFormat,
+        QuantType,
+        quantize_static,
+    )
+
+    src, dst = Path(src), Path(dst)
+    model = onnx.load(str(src))
+    meta = {p.key: p.value for p in model.metadata_props}
+    if meta.get("messiah.kind") != "all_moves":
+        raise ValueError(f"{src} is not a messiah all-moves model (kind: {meta.get('messiah.kind')})")
+    if meta.get("messiah.precision") == "int8":
+        raise ValueError(f"{src} is already quantized")
+    convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
+    feeds = calibration_feeds(calibration, count)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.feeds: Iterator[dict[str, np.ndarray]] = iter(feeds)
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.feeds, None)
+
+    root = logging.getLogger()
+    level = root.level
+    root.setLevel(logging.ERROR)  # quantize_static logs advice about pre-processing at WARNING
+    try:
+        with contextlib.redirect_stdout(sys.stderr):  # and prints its histogram's settings
+            quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+                            activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
+                            op_types_to_quantize=["Conv"], nodes_to_exclude=convs[-1:],
+                            calibrate_method=CalibrationMethod.Percentile)
+    finally:
+        root.setLevel(level)
+    out = onnx.load(str(dst))
+    meta.update({"messiah.precision": "int8", "messiah.name": f"{meta.get('messiah.name') or src.stem}-int8"})
+    del out.metadata_props[:]
+    for key, value in meta.items():
+        entry = out.metadata_props.add()
+        entry.key, entry.value = key, value
+    onnx.save(out, str(dst))
+    return dst
