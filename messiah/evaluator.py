@@ -38,9 +38,18 @@ class ModelError(MessiahError, RuntimeError):
     """A model file that is missing, unreadable, or not a messiah model this version can run."""
 
 
-def default_model_path() -> Path:
-    """The model the engine ships with (package data)."""
-    return Path(str(resources.files("messiah") / "data" / "default.onnx"))
+def default_model_path(int8: bool = False) -> Path:
+    """The model the engine ships with (package data): the float model, or with ``int8`` its int8 copy for the
+    CPU (``messiah quantize``; twice the positions a second there, the same moves)."""
+    return Path(str(resources.files("messiah") / "data" / ("default-int8.onnx" if int8 else "default.onnx")))
+
+
+def model_path(path: str | os.PathLike | None, providers: list) -> Path:
+    """The file an evaluator opens: ``path``, or for None the shipped model in the precision of where it will
+    run (int8 when onnxruntime runs it on the CPU, float on a GPU, which runs int8 graphs slowly)."""
+    if path is not None:
+        return Path(path)
+    return default_model_path(int8=providers[0] == "CPUExecutionProvider")
 
 
 @dataclass(frozen=True)
@@ -138,14 +147,14 @@ def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
     """Open a messiah ONNX model of ``kind`` ("all_moves" or "scalar"); returns the session and its
     metadata, and :func:`gpu_note`'s line (None when all is as expected). Raises ModelError with the reason
     when the file cannot be used."""
-    path = Path(path) if path is not None else default_model_path()
+    providers = choose_providers(device)
+    path = model_path(path, providers)
     if not path.is_file():
         raise ModelError(f"model file not found: {path}")
     options = ort.SessionOptions()
     options.log_severity_level = _QUIET
     options.intra_op_num_threads = threads
     options.inter_op_num_threads = 1
-    providers = choose_providers(device)
     log = ""
     try:
         if len(providers) > 1:  # a GPU provider will be tried: keep its loader's complaints for the note
@@ -181,7 +190,7 @@ class Evaluator:
 
     def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
         self.session, meta, self.device_note = open_session(path, "all_moves", threads, device)
-        self.path = Path(path) if path is not None else default_model_path()
+        self.path = model_path(path, choose_providers(device))
         self.config = json.loads(meta.get("messiah.config", "{}"))
         self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
         # the model's version (CHANGELOG.md names each shipped one); a model without one goes by its file

@@ -10,12 +10,17 @@ from messiah.evaluator import Evaluator, default_model_path
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def test_the_shipped_model_is_named_and_hashed_in_the_changelog():
-    evaluator = Evaluator(threads=1)
-    digest = hashlib.sha256(default_model_path().read_bytes()).hexdigest()
-    rows = re.findall(r"^\| (\w+) \| [\d-]+ \| `([0-9a-f]{64})` \|", (ROOT / "CHANGELOG.md").read_text(), re.M)
-    assert (evaluator.name, digest) in rows, "a new shipped model needs its name and SHA-256 in CHANGELOG.md"
-    assert evaluator.sha256 == digest and evaluator.describe().startswith(f"{evaluator.name} (sha256 {digest[:8]})")
+def test_the_shipped_models_are_named_and_hashed_in_the_changelog():
+    """The float model and its int8 copy for the CPU (the one the engine opens there by default)."""
+    rows = re.findall(r"^\| ([\w-]+) \| [\d-]+ \| `([0-9a-f]{64})` \|", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    for int8 in (False, True):
+        path = default_model_path(int8)
+        evaluator = Evaluator(path, threads=1)
+        digest = hashlib.sha256(path.read_bytes()).hexdigest()
+        assert (evaluator.name, digest) in rows, "a new shipped model needs its name and SHA-256 in CHANGELOG.md"
+        assert evaluator.sha256 == digest
+        assert evaluator.describe().startswith(f"{evaluator.name} (sha256 {digest[:8]})")
+    assert Evaluator(threads=1, device="cpu").path == default_model_path(int8=True)
 
 
 def test_license_and_credits_ship_with_the_source():

@@ -254,6 +254,12 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
     best = run(cfg)
     out = tmp_path / "rl"
     assert best.exists() and (out / "models" / "g0001.onnx").exists()
+    from messiah.evaluator import Evaluator
+
+    # the CPU actors played with the int8 copy of the best model when their generation began (generation 1: g0000)
+    copy = out / "models" / "best-int8.onnx"
+    assert Evaluator(copy).metadata["messiah.precision"] == "int8"
+    assert Evaluator(copy).metadata["messiah.generation"] == "0"
     row = json.loads((out / "gens" / "g0001.json").read_text())
     assert row["games"] == 2 and row["learner_steps"] == 3 and row["gate_games"] == 2
     # the verification against the fixed starting model: its games' records, W-L-D and Elo with an interval
@@ -285,6 +291,8 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
     records, starts = read_games(path)
     assert len(starts) == 2 and path.read_bytes()[: len(one_game)] == one_game  # the game before the crash kept
     assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1]  # and the lost one played again
+    best_after_1 = json.loads((out / "gens" / "g0001.json").read_text())["best_generation"]
+    assert Evaluator(copy).metadata["messiah.generation"] == str(best_after_1)  # remade for generation 2
     assert torch.load(out / "learner.pt", weights_only=True)["step"] == steps_before + 3
     assert len((out / "log.csv").read_text().splitlines()) == 3
     assert json.loads((out / "gens" / "g0002.json").read_text())["verify_games"] == 2  # every 2nd generation

@@ -67,7 +67,7 @@ class RLConfig(Training):
     games_per_actor: int = setting(1, runtime=True)
     """games each actor plays at once in threads, their leaves batched into one forward pass (raise it on a GPU)"""
     actor_device: Literal["cpu", "auto", "cuda"] = setting("cpu", runtime=True)
-    """where the actors' onnxruntime evaluator runs"""
+    """where the actors' onnxruntime evaluator runs (on the CPU with each model's int8 copy, as the engine does)"""
     search: Literal[SEARCH_NAMES] = "puct"
     """the engine's Search option for the actors (the cheapest that beats 1-ply play at the node budget)"""
     nodes: int = 64

@@ -108,12 +108,31 @@ def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
                 f.write(json.dumps({"game": game, **asdict(stats)}) + "\n")
             bar.update(1)
 
+        model = int8_copy(cfg, model) if cfg.actor_device == "cpu" else model
         if cfg.ray:
             _ray_actors(cfg, model, todo, write)
         else:
             _local_actors(cfg, model, todo, write)
         bar.close()
     return selfplay_figures(path, stats_path, time.perf_counter() - start, len(todo), cfg)
+
+
+def int8_copy(cfg: RLConfig, model: Path) -> Path:
+    """The CPU actors' model: ``model``'s int8 copy beside it (``messiah quantize``: the same moves, twice the
+    positions a second in the net), made once per model file and calibrated on the run's data files; the
+    float model itself where there is no data to calibrate on."""
+    from messiah.models.quantize import default_calibration_files, quantize_onnx
+
+    copy = model.with_name(f"{model.stem}-int8.onnx")
+    if copy.exists() and copy.stat().st_mtime >= model.stat().st_mtime:
+        return copy
+    files = [*cfg.strong, *cfg.teacher] or default_calibration_files()
+    if not files:
+        return model
+    tmp = copy.with_suffix(".tmp")
+    quantize_onnx(model, tmp, files)
+    os.replace(tmp, copy)
+    return copy
 
 
 def _trim_stats(path: Path, done: set[int]) -> None:
