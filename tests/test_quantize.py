@@ -32,7 +32,7 @@ def int8_model(tmp_path_factory):
 def test_the_int8_model_scores_moves_as_the_float_model(int8_model):
     """On 1,000 held-out floodgate positions: the same best move almost everywhere, and win rates within a
     few thousandths (quantizing the head's 1x1 convolution too cost a point of agreement: it stays float)."""
-    fp32, int8 = Evaluator(threads=1), Evaluator(int8_model, threads=1)
+    fp32, int8 = Evaluator(default_model_path(), threads=1), Evaluator(int8_model, threads=1)
     assert int8.name == f"{fp32.name}-int8" and int8.metadata["messiah.precision"] == "int8"
     records = np.fromfile(FLOODGATE_TEST, cshogi.HuffmanCodedPosAndEval)[::6][:1000]
     board = cshogi.Board()
