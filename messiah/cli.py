@@ -65,7 +65,7 @@ def _gensfen(args: argparse.Namespace) -> None:
             print(f"{key:14s} {value}")
 
 
-def _needs_torch(command: str, module: str = "torch") -> None:
+def _needs_training_extra(command: str, module: str = "torch") -> None:
     """SystemExit with one line when torch (or another ``module`` of the training extra) is not installed."""
     try:
         importlib.import_module(module)
@@ -90,7 +90,7 @@ def _pretrain(args: argparse.Namespace) -> None:
     from messiah.train.config import TrainConfig, checkpoint_path
 
     with _one_line_warnings("pretrain"):
-        _needs_torch("pretrain")
+        _needs_training_extra("pretrain")
         from messiah.train.pretrain import train
         from messiah.train.trainer import load_checkpoint
 
@@ -109,7 +109,7 @@ def _rl(args: argparse.Namespace) -> None:
     from messiah.train.rl.config import RLConfig, load_config
 
     with _one_line_warnings("rl"):
-        _needs_torch("rl")
+        _needs_training_extra("rl")
         from messiah.train.rl.loop import run
 
         # A run's own configuration is the base: rerunning the same command (or only --out) continues it, and
@@ -119,7 +119,7 @@ def _rl(args: argparse.Namespace) -> None:
 
 
 def _export(args: argparse.Namespace) -> None:
-    _needs_torch("export")
+    _needs_training_extra("export")
     from messiah.train.trainer import export_checkpoint
 
     cfg = _config(args)
@@ -127,7 +127,7 @@ def _export(args: argparse.Namespace) -> None:
 
 
 def _quantize(args: argparse.Namespace) -> None:
-    _needs_torch("quantize", "onnx")  # onnxruntime's quantizer reads and writes models with onnx
+    _needs_training_extra("quantize", "onnx")  # onnxruntime's quantizer reads and writes models with onnx
     from messiah.models.quantize import quantize_onnx
 
     cfg = _config(args)

@@ -143,10 +143,10 @@ def gpu_note(device: str, wanted: list, used: list[str], log: str = "") -> str |
 
 
 def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
-                 device: str = "auto") -> tuple[ort.InferenceSession, dict, str | None]:
-    """Open a messiah ONNX model of ``kind`` ("all_moves" or "scalar"); returns the session and its
-    metadata, and :func:`gpu_note`'s line (None when all is as expected). Raises ModelError with the reason
-    when the file cannot be used."""
+                 device: str = "auto") -> tuple[ort.InferenceSession, dict, str | None, Path]:
+    """Open a messiah ONNX model of ``kind`` ("all_moves" or "scalar"); returns the session, its metadata,
+    :func:`gpu_note`'s line (None when all is as expected) and the file opened (:func:`model_path`). Raises
+    ModelError with the reason when the file cannot be used."""
     providers = choose_providers(device)
     path = model_path(path, providers)
     if not path.is_file():
@@ -174,7 +174,7 @@ def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
     shape = session.get_inputs()[0].shape
     if list(shape[1:]) != list(SHAPE):
         raise ModelError(f"{path} expects features of shape {shape[1:]}, messiah makes {list(SHAPE)}")
-    return session, meta, gpu_note(device, providers, session.get_providers(), log)
+    return session, meta, gpu_note(device, providers, session.get_providers(), log), path
 
 
 class Evaluator:
@@ -189,8 +189,7 @@ class Evaluator:
     """
 
     def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
-        self.session, meta, self.device_note = open_session(path, "all_moves", threads, device)
-        self.path = model_path(path, choose_providers(device))
+        self.session, meta, self.device_note, self.path = open_session(path, "all_moves", threads, device)
         self.config = json.loads(meta.get("messiah.config", "{}"))
         self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
         # the model's version (CHANGELOG.md names each shipped one); a model without one goes by its file
@@ -246,7 +245,7 @@ class ScalarEvaluator:
     """The scalar twin: one win rate per position. Only the benchmark uses it."""
 
     def __init__(self, path: str | os.PathLike, threads: int = 0, device: str = "auto"):
-        self.session, _, _ = open_session(path, "scalar", threads, device)
+        self.session, *_ = open_session(path, "scalar", threads, device)
 
     def values(self, features: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"features": features})[0]

@@ -19,12 +19,12 @@ import os
 import warnings
 from pathlib import Path
 
-import onnx
 import torch
 from torch import nn
 
 from messiah.features import FEATURE_VERSION, SHAPE
 from messiah.models.net import AllMovesNet, ScalarNet
+from messiah.models.onnxfile import save_model
 
 OPSET = 18
 
@@ -96,10 +96,4 @@ def _export(net: AllMovesNet | ScalarNet, path: str | os.PathLike, metadata: dic
     model = program.model_proto
     props = {"messiah.kind": kind, "messiah.feature_version": str(FEATURE_VERSION),
              "messiah.config": net.config.to_json(), **{f"messiah.{k}": str(v) for k, v in (metadata or {}).items()}}
-    for key, value in props.items():
-        entry = model.metadata_props.add()
-        entry.key, entry.value = key, value
-    tmp_path = path.with_suffix(path.suffix + ".tmp")
-    onnx.save(model, str(tmp_path))
-    os.replace(tmp_path, path)
-    return path
+    return save_model(model, path, props)

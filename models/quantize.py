@@ -28,6 +28,7 @@ import numpy as np
 
 from messiah.config import setting
 from messiah.features import hcp_arrays, planes
+from messiah.models.onnxfile import save_model
 from messiah.moves import legal_move_indices, pad_indices
 from messiah.paths import SHARED_DATA
 
@@ -66,9 +67,11 @@ def calibration_feeds(paths: Sequence[str | os.PathLike], count: int = CALIBRATI
     per_file = -(-count // len(paths))
     hcps = []
     for path in paths:
-        records = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
-        if not len(records):
-            raise ValueError(f"{path}: no hcpe records")
+        size, width = os.path.getsize(path), cshogi.HuffmanCodedPosAndEval.itemsize
+        if size == 0 or size % width:
+            raise ValueError(f"{path}: no hcpe records" if size == 0 else
+                             f"{path}: not hcpe ({size:,} bytes is not a whole number of {width}-byte records)")
+        records = np.memmap(path, cshogi.HuffmanCodedPosAndEval, mode="r")  # only the drawn rows are read
         rows = np.sort(rng.choice(len(records), min(per_file, len(records)), replace=False))
         hcps.append(records["hcp"][rows])
     hcp = np.concatenate(hcps)[:count]
@@ -115,19 +118,16 @@ def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: S
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_static logs advice about pre-processing at WARNING
+    raw = dst.with_suffix(dst.suffix + ".raw")  # quantize_static's output, before the metadata is set
     try:
-        with contextlib.redirect_stdout(sys.stderr):  # and prints its histogram's settings
-            quantize_static(str(src), str(dst), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+        with contextlib.redirect_stdout(sys.stderr):  # it prints its histogram's settings
+            quantize_static(str(src), str(raw), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                             op_types_to_quantize=["Conv"], nodes_to_exclude=convs[-1:],
                             calibrate_method=CalibrationMethod.Percentile)
+        quantized = onnx.load(str(raw))
     finally:
         root.setLevel(level)
-    out = onnx.load(str(dst))
+        raw.unlink(missing_ok=True)
     meta.update({"messiah.precision": "int8", "messiah.name": f"{meta.get('messiah.name') or src.stem}-int8"})
-    del out.metadata_props[:]
-    for key, value in meta.items():
-        entry = out.metadata_props.add()
-        entry.key, entry.value = key, value
-    onnx.save(out, str(dst))
-    return dst
+    return save_model(quantized, dst, meta)

@@ -59,6 +59,11 @@ def test_quantize_refuses_what_it_cannot_make(int8_model, tmp_path):
     empty.write_bytes(b"")
     with pytest.raises(ValueError, match="no hcpe records"):
         quantize_onnx(default_model_path(), tmp_path / "empty.onnx", [empty], 32)
+    cut = tmp_path / "cut.hcpe"
+    cut.write_bytes(FLOODGATE_TRAIN.read_bytes()[:38 * 10 + 5])  # a truncated file: ten records and a piece
+    with pytest.raises(ValueError, match="not a whole number of 38-byte records"):
+        quantize_onnx(default_model_path(), tmp_path / "cut.onnx", [cut], 32)
+    assert not list(tmp_path.glob("*.onnx*"))  # nothing half-written is left behind
 
 
 def test_the_command_prints_only_the_written_path(tmp_path):

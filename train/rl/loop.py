@@ -129,10 +129,7 @@ def int8_copy(cfg: RLConfig, model: Path) -> Path:
     files = [*cfg.strong, *cfg.teacher] or default_calibration_files()
     if not files:
         return model
-    tmp = copy.with_suffix(".tmp")
-    quantize_onnx(model, tmp, files)
-    os.replace(tmp, copy)
-    return copy
+    return quantize_onnx(model, copy, files)  # written atomically: a kill leaves no half copy
 
 
 def _trim_stats(path: Path, done: set[int]) -> None:
