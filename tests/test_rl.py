@@ -304,6 +304,27 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
         run(tiny(tmp_path, shared_data, generations=2, lam=0.5))
 
 
+def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monkeypatch):
+    """An installed package finds the shared data only through $MESSIAH_DATA: each share or figure the defaults
+    would silently drop is named, and a run with its data says nothing."""
+    from messiah.train.rl import loop
+    from messiah.train.rl.config import RLConfig
+
+    monkeypatch.setattr(loop, "AGREEMENT_SET", tmp_path / "absent" / "test.hcpe")
+    bare = RLConfig(out=str(tmp_path / "rl"), teacher=[], strong=[], strong_fraction=0.1, openings="")
+    lines = loop.missing_data(bare)
+    assert len(lines) == 4
+    assert "--teacher-fraction 0.25" in lines[0] and "--strong-fraction 0.1" in lines[1]
+    assert "test.hcpe" in lines[2] and "random plies" in lines[3]
+    assert all("MESSIAH_DATA" in line for line in lines)
+    teacher = tmp_path / "t.hcpe"
+    monkeypatch.setattr(loop, "AGREEMENT_SET", teacher)
+    teacher.write_bytes(b"")
+    full = RLConfig(out=str(tmp_path / "rl"), teacher=[str(teacher)], strong=[str(teacher)], strong_fraction=0.1,
+                    openings=str(teacher))
+    assert loop.missing_data(full) == []
+
+
 def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared_data):
     from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
     from messiah.train.rl.loop import selfplay

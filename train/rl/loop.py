@@ -39,8 +39,9 @@ from tqdm import tqdm
 from messiah.config import run_changes
 from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
+from messiah.paths import SHARED_DATA
 from messiah.train.gensfen import next_result
-from messiah.train.rl.config import RLConfig, load_config, parse_sprt, save_config
+from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
 from messiah.train.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
@@ -339,6 +340,24 @@ def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
     return path
 
 
+def missing_data(cfg: RLConfig) -> list[str]:
+    """What the run will go without, one line each: an installed package finds the shared data only through
+    $MESSIAH_DATA, and without it the defaults quietly drop the teacher and strong shares, the floodgate
+    agreement figure and the shared openings, which makes another run than the same command here."""
+    where = f"the shared data folder ({SHARED_DATA}; set MESSIAH_DATA)"
+    lines = []
+    if cfg.teacher_fraction and not cfg.teacher:
+        lines.append(f"no teacher files in {where}: --teacher-fraction {cfg.teacher_fraction} has nothing to draw")
+    if cfg.strong_fraction and not cfg.strong:
+        lines.append(f"no strong games in {where}: --strong-fraction {cfg.strong_fraction} has nothing to draw")
+    if not AGREEMENT_SET.exists():
+        lines.append(f"no floodgate agreement figure: {AGREEMENT_SET.name} is not in {where}")
+    if not cfg.openings:
+        lines.append(f"openings: the start position and {cfg.random_plies} random plies (no shared set in {where} "
+                     "and no --openings)")
+    return lines
+
+
 def run(cfg: RLConfig) -> Path:
     """Run (or continue) the loop up to ``cfg.generations``; the best model's path."""
     out = Path(cfg.out)
@@ -350,6 +369,8 @@ def run(cfg: RLConfig) -> Path:
             raise UserError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
                              "own settings (see its config.json), or start a new run in another --out")
     save_config(cfg)
+    for line in missing_data(cfg):
+        print(f"messiah rl: {line}", file=sys.stderr)
     from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
 
     state = _state(out)
