@@ -21,9 +21,11 @@ from messiah.train.rl.records import (
     FINAL,
     PROVEN,
     SELFPLAY,
+    TREE,
     append_game,
     prepare,
     read_games,
+    tree_file,
 )
 from messiah.train.rl.targets import flip, game_targets, lambda_returns
 
@@ -389,6 +391,95 @@ def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_pat
     drawn.clear()  # an empty window: the data files fill the batch in their proportions
     batch = learner.batch(Window([], cfg.window), 0)
     assert drawn == [(learner.teacher, 8), (learner.strong, 8)] and len(batch["features"]) == 16
+
+
+def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
+    """TreeStrap rows of one search with the shipped model: each is the position of a node of a root move's
+    subtree other than the played move's, visited at least tree_visits times, with that node's move values and
+    its most visited move; the board is left as it was."""
+    from messiah.evaluator import Evaluator
+    from messiah.moves import legal_move_indices
+    from messiah.search import Limits
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.selfplay import TREE_ROWS_PER_MOVE, GameSpec, make_game_searcher, tree_rows
+
+    cfg = RLConfig(tree_visits=6, teacher=[], strong=[], openings="")
+    searcher = make_game_searcher(cfg, Evaluator(threads=1))
+    board = cshogi.Board("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2")
+    searcher.search(board, Limits(visits=400))
+    root, key = searcher.root, board.zobrist_hash()
+    played = max(root.children, key=lambda m: root.children[m].visits)  # the most searched line: the next root
+
+    def subtree(node, out):
+        out[node.key] = node
+        for child in node.children.values():
+            subtree(child, out)
+        return out
+
+    off_line = {}
+    for move, child in root.children.items():
+        if move != played:
+            subtree(child, off_line)
+    on_line = subtree(root.children[played], {})
+    rows = tree_rows(searcher, board, played, GameSpec(3, 7, None, 0), cfg)
+    assert board.zobrist_hash() == key
+    eligible = sorted((n.visits for n in off_line.values() if n.visits >= 6 and n.terminal is None), reverse=True)
+    assert len(rows) == min(TREE_ROWS_PER_MOVE, len(eligible)) > 0
+    position = cshogi.Board()
+    for row in rows:
+        position.set_hcp(np.asarray(row["hcp"]))
+        node = off_line.get(position.zobrist_hash())
+        assert node is not None and position.zobrist_hash() not in on_line
+        assert node.visits >= 6 and row["flags"] == TREE and row["game"] == 3 and row["generation"] == 7
+        moves, _ = legal_move_indices(position)
+        assert row["moves"] == len(moves) == len(node.moves)
+        values = np.asarray(row["values"][: row["moves"]], np.float64)
+        assert np.all((values >= 0) & (values <= 1))
+        assert row["best"] == row["played"] == int(np.argmax(node.n))
+        assert cshogi.move16(int(moves[row["best"]])) == int(row["bestMove16"]) & 0xFFFF
+        # moves searched beyond their prior visit, to unproven positions: the mean of the search's values
+        real = (node.n > 1) & np.array([getattr(node.children.get(int(m)), "terminal", None) is None
+                                        for m in node.moves])
+        assert real.any() and np.allclose(values[real], (node.w / node.n)[real], atol=2e-3)
+    visits = []
+    for row in rows:
+        position.set_hcp(np.asarray(row["hcp"]))
+        visits.append(off_line[position.zobrist_hash()].visits)
+    assert visits == eligible[: len(rows)]
+    assert tree_rows(searcher, board, played, GameSpec(0, 1, None, 0), RLConfig(teacher=[], strong=[])) == []
+
+
+def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_path, shared_data, monkeypatch):
+    """--tree-visits: the game file keeps only the games' positions (its index unchanged), the tree file beside
+    it holds the TREE rows with their own index, the log counts them, and a batch draws --tree-fraction of its
+    rows from them, with move values and no return."""
+    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.loop import run
+
+    monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
+    cfg = tiny(tmp_path, shared_data, tree_visits=2, tree_fraction=0.25, nodes=24, gate=False)
+    run(cfg)
+    out = tmp_path / "rl"
+    games, starts = read_games(out / "selfplay" / "g0001.selfplay")
+    tree, tree_starts = read_games(tree_file(out / "selfplay" / "g0001.selfplay"))
+    assert len(tree) > 0 and len(starts) == 2 and 1 <= len(tree_starts) <= 2
+    assert ((np.asarray(games["flags"]) & TREE) == 0).all() and (np.asarray(tree["flags"]) == TREE).all()
+    assert (np.asarray(tree["gameResult"]) == 0).all()
+    assert set(np.asarray(tree["game"]).tolist()) <= set(np.asarray(games["game"]).tolist())
+    row = json.loads((out / "gens" / "g0001.json").read_text())
+    assert row["tree_positions"] == len(tree) == row["tree_window"]
+    assert "tree_positions" in (out / "log.csv").read_text().splitlines()[0]
+
+    learner = Learner(cfg, initial_net(cfg))
+    window = Window(selfplay_files(out, 1), cfg.window)
+    window.compute_targets(learner.values, cfg)
+    assert window.tree_size == len(tree) and np.isfinite(window.targets[window.trainable]).all()
+    batch = learner.batch(window, 0)
+    assert len(batch["features"]) == 16
+    # 12 self-play rows, of which 4 (0.25 of the batch) are tree rows, then 4 teacher rows (0.25)
+    assert batch["has_target"][:8].all()  # the games' positions: their lambda-return
+    assert not batch["has_target"][8:12].any()  # tree rows: no return, only their move values and choice
+    assert (~torch.isnan(batch["dense"][8:12])).any(1).all() and torch.isnan(batch["dense"][12:]).all()
 
 
 def test_actors_on_a_local_ray_instance(tmp_path, shared_data):

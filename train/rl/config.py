@@ -128,6 +128,13 @@ class RLConfig(Training):
     cross-entropy toward the search's choice (teacher rows: the teacher's move)"""
     dense_weight: float = 0.5
     """weight of the squared error of every legal move's Q against the search's root value of that move"""
+    tree_visits: int = 0
+    """TreeStrap: a node below the root that the search visited at least this many times becomes a training
+    row of its own (every move's search value as its dense targets, its most visited move as its ranking
+    target), from the subtrees of the root moves not played: the played move's subtree is searched on as the
+    next root, the others' would be thrown away (0: root rows only)"""
+    tree_fraction: float = 0.2
+    """share of each batch drawn from those tree rows (out of the self-play share), when there are any"""
     lr: float = 3e-4
     """AdamW's learning rate (constant after the warm-up: a run has no fixed end)"""
     warmup: int = 100
@@ -167,10 +174,13 @@ class RLConfig(Training):
         super().__post_init__()
         at_least(self, 1, "generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps",
                  "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes", "verify_games")
-        within(self, 0, 1, "lam", "gamma", "teacher_fraction", "strong_fraction", "epsilon", "resign_playout")
-        if self.teacher_fraction + self.strong_fraction > 1:
-            raise UserError(f"--teacher-fraction {self.teacher_fraction} and --strong-fraction "
-                            f"{self.strong_fraction} add up to more than the whole batch")
+        within(self, 0, 1, "lam", "gamma", "teacher_fraction", "strong_fraction", "tree_fraction", "epsilon",
+               "resign_playout")
+        at_least(self, 0, "tree_visits")
+        if self.teacher_fraction + self.strong_fraction + (self.tree_fraction if self.tree_visits else 0) > 1:
+            raise UserError(f"--teacher-fraction {self.teacher_fraction}, --strong-fraction {self.strong_fraction}"
+                            + (f" and --tree-fraction {self.tree_fraction}" if self.tree_visits else "")
+                            + " add up to more than the whole batch")
         if self.tau <= 0:
             raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:

@@ -42,7 +42,7 @@ from messiah.models.net import AllMovesNet
 from messiah.moves import legal_move_indices, mirror_indices, pad_indices
 from messiah.train.data import TeacherData, gather, read_records
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
-from messiah.train.rl.records import FINAL, read_games
+from messiah.train.rl.records import FINAL, SELFPLAY, read_games, tree_file
 from messiah.train.rl.targets import window_targets
 from messiah.train.trainer import Trainer, legal_logits, load_checkpoint, setup_process, to_device
 
@@ -151,10 +151,12 @@ def rl_losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: RLConfig) -> di
 
 class Window:
     """The newest ``size`` self-play positions, whole games, from the generation files given (oldest first),
-    with their lambda-returns once :meth:`compute_targets` has run."""
+    with their lambda-returns once :meth:`compute_targets` has run; and the TreeStrap rows of those
+    generations (:attr:`tree`, records.tree_file), which have no return."""
 
     def __init__(self, files: list[Path], size: int):
         self.parts: list[tuple[np.ndarray, np.ndarray]] = []  # (records, game starts) per file, newest first
+        trees = []
         total = 0
         for path in reversed(files):
             records, starts = read_games(path)
@@ -167,10 +169,13 @@ class Window:
                     break
                 records, starts = records[int(first[0]):], starts[starts >= first[0]] - int(first[0])
             self.parts.append((records, starts))
+            trees.append(read_games(tree_file(path))[0])  # all of a generation's, also where its games are cut
             total += len(records)
             if total >= size:
                 break
         self.parts.reverse()
+        self.trees = [t for t in reversed(trees) if len(t)]  # memory-mapped, as the games
+        self.tree_offsets = np.cumsum([0] + [len(t) for t in self.trees])
         self.offsets = np.cumsum([0] + [len(r) for r, _ in self.parts])
         self.targets = np.full(int(self.offsets[-1]), np.nan, np.float32)
         self.trainable = np.zeros(0, np.int64)
@@ -178,15 +183,17 @@ class Window:
     def __len__(self) -> int:
         return int(self.offsets[-1])
 
+    @property
+    def tree_size(self) -> int:
+        return int(self.tree_offsets[-1])
+
     def records(self, rows: np.ndarray) -> np.ndarray:
         """Records at window rows (any order)."""
-        out = np.empty(len(rows), self.parts[0][0].dtype)
-        which = np.searchsorted(self.offsets, rows, side="right") - 1
-        for p, (records, _) in enumerate(self.parts):
-            sel = which == p
-            if sel.any():
-                out[sel] = records[rows[sel] - self.offsets[p]]
-        return out
+        return _gather([records for records, _ in self.parts], self.offsets, rows)
+
+    def tree_records(self, rows: np.ndarray) -> np.ndarray:
+        """TreeStrap records at rows 0 .. tree_size - 1 (any order)."""
+        return _gather(self.trees, self.tree_offsets, rows)
 
     def compute_targets(self, value_fn, cfg: RLConfig) -> None:
         """V of every position (``value_fn(records) -> values``), then the lambda-returns of every game."""
@@ -196,6 +203,17 @@ class Window:
                 records, starts, values, cfg.lam, cfg.gamma, cfg.q_lambda == "watkins")
         flags = np.concatenate([np.asarray(r["flags"]) for r, _ in self.parts]) if self.parts else np.zeros(0)
         self.trainable = np.flatnonzero(((flags & FINAL) == 0) & np.isfinite(self.targets))
+
+
+def _gather(files: list[np.ndarray], offsets: np.ndarray, rows: np.ndarray) -> np.ndarray:
+    """Rows of several record arrays seen as one (``offsets``: their cumulative lengths from 0)."""
+    out = np.empty(len(rows), SELFPLAY)
+    which = np.searchsorted(offsets, rows, side="right") - 1
+    for p, records in enumerate(files):
+        sel = which == p
+        if sel.any():
+            out[sel] = records[rows[sel] - offsets[p]]
+    return out
 
 
 # --------------------------------------------------------------------------- the learner
@@ -295,9 +313,13 @@ class Learner:
         mix = [(data, round(self.cfg.batch_size * share)) for data, share in shares]
         parts = []
         n_selfplay = self.cfg.batch_size - sum(n for _, n in mix)
-        if n_selfplay > 0 and len(window.trainable):
-            rows = np.sort(window.trainable[rng.integers(0, len(window.trainable), n_selfplay)])
+        n_tree = min(n_selfplay, round(self.cfg.batch_size * self.cfg.tree_fraction)) if window.tree_size else 0
+        if n_selfplay > n_tree and len(window.trainable):
+            rows = np.sort(window.trainable[rng.integers(0, len(window.trainable), n_selfplay - n_tree)])
             parts.append(selfplay_batch(window.records(rows), window.targets[rows]))
+        if n_tree and len(window.trainable):
+            rows = np.sort(rng.integers(0, window.tree_size, n_tree))
+            parts.append(selfplay_batch(window.tree_records(rows), np.full(n_tree, np.nan, np.float32)))
         for data, n in mix:
             if n:
                 rows = data.train_index[rng.integers(0, len(data.train_index), n)]

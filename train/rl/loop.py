@@ -42,18 +42,27 @@ from messiah.evaluator import default_model_path
 from messiah.paths import SHARED_DATA
 from messiah.train.gensfen import next_result
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
-from messiah.train.rl.records import END_TRUNCATED, ENDINGS, SELFPLAY, append_game, prepare, read_games
+from messiah.train.rl.records import (
+    END_TRUNCATED,
+    ENDINGS,
+    SELFPLAY,
+    TREE,
+    append_game,
+    prepare,
+    read_games,
+    tree_file,
+)
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
 GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
 LOG_FIELDS = [
-    "generation", "games", "positions", "selfplay_s", "selfplay_positions_per_s", "positions_per_s_per_actor",
-    "forward_share", "mean_plies", "truncated_share", "resign_share", "mate_share", "repetition_share",
-    "false_resign_rate", "resign_checked", "exploratory_share", "black_win_share", "window", "learner_steps",
-    "learner_positions_per_s", "learner_data_share", "target_refresh_s", "learn_s", "loss", "value_loss",
-    "rank_loss", "dense_loss", "target_mean", "teacher_agreement", "teacher_value_mse", "floodgate_agreement",
-    "gate_games", "gate_wins", "gate_losses", "gate_draws", "gate_score", "elo", "elo_low", "elo_high",
-    "gate_s", "promoted", "best_generation", "total_elo", "verify_games", "verify_wins", "verify_losses",
+    "generation", "games", "positions", "tree_positions", "selfplay_s", "selfplay_positions_per_s",
+    "positions_per_s_per_actor", "forward_share", "mean_plies", "truncated_share", "resign_share", "mate_share",
+    "repetition_share", "false_resign_rate", "resign_checked", "exploratory_share", "black_win_share", "window",
+    "tree_window", "learner_steps", "learner_positions_per_s", "learner_data_share", "target_refresh_s", "learn_s",
+    "loss", "value_loss", "rank_loss", "dense_loss", "target_mean", "teacher_agreement", "teacher_value_mse",
+    "floodgate_agreement", "gate_games", "gate_wins", "gate_losses", "gate_draws", "gate_score", "elo", "elo_low",
+    "elo_high", "gate_s", "promoted", "best_generation", "total_elo", "verify_games", "verify_wins", "verify_losses",
     "verify_draws", "verify_elo", "verify_elo_low", "verify_elo_high", "verify_s",
 ]
 
@@ -91,6 +100,7 @@ def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
     out.mkdir(parents=True, exist_ok=True)
     path = out / f"g{generation:04d}.selfplay"
     prepare(path)
+    prepare(tree_file(path))
     records, _ = read_games(path)
     done = set(np.unique(np.asarray(records["game"])).tolist()) if len(records) else set()
     todo = [s for s in game_specs(cfg, generation) if s.game not in done]
@@ -103,8 +113,11 @@ def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
 
         def write(game: int, rows: bytes, stats: GameStats) -> None:
             data = np.frombuffer(rows, SELFPLAY)
+            tree = (data["flags"] & TREE) > 0
             if len(data):
-                append_game(path, data)
+                append_game(path, data[~tree])  # the commit point: a kill before the tree rows loses only those
+            if tree.any():
+                append_game(tree_file(path), data[tree])
             with open(stats_path, "a") as f:  # after the game: a stats line never lacks its game
                 f.write(json.dumps({"game": game, **asdict(stats)}) + "\n")
             bar.update(1)
@@ -247,7 +260,9 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
     plies = sum(s["plies"] for s in fresh)
     search_s = sum(s["seconds"] for s in fresh)
     actors = max(1, min(actor_count(cfg), played))
-    return {"games": len(stats), "positions": len(records), "selfplay_s": seconds if played else math.nan,
+    tree, _ = read_games(tree_file(path))
+    return {"games": len(stats), "positions": len(records), "tree_positions": len(tree),
+            "selfplay_s": seconds if played else math.nan,
             "selfplay_positions_per_s": plies / seconds if played and seconds else math.nan,
             "positions_per_s_per_actor": plies / seconds / actors if played and seconds else math.nan,
             "forward_share": sum(s["forward_seconds"] for s in fresh) / search_s if search_s else math.nan,
@@ -409,7 +424,8 @@ def run(cfg: RLConfig) -> Path:
         figures.update(learner.train(window, until, bar))
         figures["target_refresh_s"] += targets_s
         bar.close()
-        figures.update(window=len(window), target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
+        figures.update(window=len(window), tree_window=window.tree_size,
+                       target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
                        learn_s=time.perf_counter() - learn_start, **learner.validate())
         candidate = out / "models" / f"g{g:04d}.onnx"
         learner.export(candidate, g)

@@ -27,7 +27,8 @@ from messiah.train.data import (
     game_index_path,
 )
 
-__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_games", "read_selfplay"]
+__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_games", "read_selfplay",
+           "tree_file"]
 
 # Self-play records of ``messiah rl`` (this module writes them): fixed width, so a file is memory-mapped.
 # They begin with the hcpe fields (``eval`` the root value in cp at the teacher scale, ``bestMove16`` the
@@ -44,6 +45,7 @@ SELFPLAY = np.dtype([("hcp", "u1", (32,)), ("eval", "<i2"), ("bestMove16", "<i2"
 EXPLORATORY = 1  # the played move is not the search's choice (softmax or epsilon exploration)
 FINAL = 2  # no move: the last position of a truncated game, kept so that its value can be bootstrapped
 PROVEN = 4  # the root search proved a mate for the side to move: the row's value is exact (1)
+TREE = 8  # not a game position: a node of a root move's subtree that the game did not play (TreeStrap rows)
 
 # How a game ended (the ``end`` field of each of its rows)
 END_MATED = 1  # the side to move had no legal move
@@ -54,6 +56,13 @@ END_DECLARATION = 5  # the side to move declared an entering-king win
 END_TRUNCATED = 6  # stopped at the maximum ply: no result
 ENDINGS = {END_MATED: "mated", END_PROVEN_MATE: "proven_mate", END_RESIGN: "resign", END_REPETITION: "repetition",
            END_DECLARATION: "declaration", END_TRUNCATED: "truncated"}
+
+
+def tree_file(path: str | os.PathLike) -> Path:
+    """The file beside a generation's game records that holds its tree rows (flag TREE), in the same format
+    with its own game index. Kept apart so that the game files stay games: every hcpe reader, the book and
+    the lambda-returns see only positions that were played."""
+    return Path(path).with_suffix(".tree")
 
 
 def prepare(path: str | os.PathLike) -> int:

@@ -46,12 +46,16 @@ from messiah.train.rl.records import (
     MAX_LEGAL_MOVES,
     PROVEN,
     SELFPLAY,
+    TREE,
 )
 from messiah.winrate import eval_target
 
 RESIGN_STREAK = 2  # a side resigns after this many of its moves in a row below the threshold
 FLUSH_WAIT = 0.002  # seconds a leaf waits for the other games' leaves before its batch is scored anyway
 NO_SLOT = 0xFFFF  # ``best``/``played`` of a final row
+# TreeStrap rows a move adds at most (the most visited nodes first): at 64 to 200 visits a move, the second and
+# third root moves' subtrees hold a few nodes searched deeply enough to say more than the network alone.
+TREE_ROWS_PER_MOVE = 2
 # Repetitions that end a game by the rules (the engine's search also scores "superior" repetitions; games go on).
 REPETITION_RESULT = {cshogi.REPETITION_DRAW: None, cshogi.REPETITION_WIN: True, cshogi.REPETITION_LOSE: False}
 
@@ -79,6 +83,7 @@ class GameStats:
     forward_seconds: float = 0.0
     forwards: int = 0
     nodes: int = 0
+    tree_rows: int = 0  # TreeStrap rows recorded beside the game's
 
 
 class LeafBatcher:
@@ -170,19 +175,56 @@ def make_game_searcher(cfg: RLConfig, evaluator: Evaluator) -> Searcher:
     return Engine.from_options(engine_options(cfg), evaluator).searcher
 
 
+def node_values(node) -> np.ndarray:
+    """A tree node's value of each of its moves for its side to move: the mean of the move's visits (its Q
+    as the prior visit where it has no other), exactly 1 or 0 where the move's position is proven."""
+    values = node.w / np.maximum(node.n, 1e-9)
+    for i, move in enumerate(node.moves):
+        child = node.children.get(int(move))
+        if child is not None and child.terminal in (0.0, 1.0):
+            values[i] = 1.0 - child.terminal
+    return np.clip(values, 0.0, 1.0)
+
+
 def root_values(searcher, board: cshogi.Board, n: int) -> np.ndarray:
     """The search's value of each legal move (legal_move_indices order) for the side to move: the tree's
-    mean value of each root move when the search kept a tree for this position (UCB1, PUCT; a proven child
-    counts exactly), else the network's Q (alpha-beta, or a move settled without a tree)."""
+    values of the root's moves when the search kept a tree for this position (UCB1, PUCT), else the
+    network's Q (alpha-beta, or a move settled without a tree)."""
     root = getattr(searcher, "root", None)
     if root is not None and root.key == board.zobrist_hash() and len(root.moves) == n:
-        values = root.w / np.maximum(root.n, 1e-9)
-        for i, move in enumerate(root.moves):
-            child = root.children.get(int(move))
-            if child is not None and child.terminal in (0.0, 1.0):
-                values[i] = 1.0 - child.terminal
-        return np.clip(values, 0.0, 1.0)
+        return node_values(root)
     return searcher.cache.get(board).q.astype(np.float64)
+
+
+def tree_rows(searcher, board: cshogi.Board, played: int, spec: GameSpec, cfg: RLConfig) -> list[np.ndarray]:
+    """TreeStrap rows of this move's search (``cfg.tree_visits``): the nodes below the root, outside the played
+    move's subtree, that the search visited at least ``tree_visits`` times, at most TREE_ROWS_PER_MOVE of them,
+    most visited first. Each is the node's position with its moves' values (:func:`node_values`) and its most
+    visited move as the search's choice; no return (the game never reached it), so only the dense and ranking
+    terms learn from it."""
+    root = getattr(searcher, "root", None)
+    if not cfg.tree_visits or root is None or root.key != board.zobrist_hash():
+        return []
+    found: list[tuple[int, list[int], object]] = []
+    stack = [([move], child) for move, child in root.children.items() if move != played]
+    while stack:
+        line, node = stack.pop()
+        if node.visits < cfg.tree_visits or node.terminal is not None or not len(node.moves):
+            continue  # a node's visits bound its children's: nothing below qualifies either
+        found.append((node.visits, line, node))
+        stack.extend(([*line, move], child) for move, child in node.children.items())
+    rows = []
+    for _, line, node in sorted(found, key=lambda x: -x[0])[:TREE_ROWS_PER_MOVE]:
+        for move in line:
+            board.push(move)
+        best = int(np.argmax(node.n + 1e-6 * node.w / np.maximum(node.n, 1e-9)))  # the PV's choice (search/mcts)
+        row = _row(board, spec, node_values(node), node.value(), cfg.scale)
+        row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(node.moves[best])), best, best
+        row["flags"] = TREE
+        rows.append(row)
+        for _ in line:
+            board.pop()
+    return rows
 
 
 def start_position(spec: GameSpec, cfg: RLConfig, rng: np.random.Generator) -> cshogi.Board:
@@ -214,14 +256,15 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
 
 
 def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndarray, GameStats]:
-    """Play one self-play game; its records (in order) and what it cost."""
+    """Play one self-play game; its records (in order, then its TreeStrap rows, flagged TREE) and what it
+    cost."""
     rng = np.random.default_rng(spec.seed)
     board = start_position(spec, cfg, rng)
     searcher.new_game()
     evaluator = searcher.cache.evaluator
     seconds0, calls0 = evaluator.seconds, evaluator.calls
     start = time.perf_counter()
-    stats, rows, moved = GameStats(), [], 0
+    stats, rows, tree, moved = GameStats(), [], [], 0
     streak = [0, 0]
     playout = cfg.resign > 0 and rng.random() < cfg.resign_playout
     winner: int | None = None  # 0 black, 1 white, None draw / truncated
@@ -278,6 +321,7 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
         row["flags"] = (EXPLORATORY if slot != best else 0) | (PROVEN if proven else 0)
         stats.exploratory += slot != best
         rows.append(row)
+        tree += tree_rows(searcher, board, int(moves[slot]), spec, cfg)
         board.push(int(moves[slot]))
         moved += 1
         if proven:
@@ -286,6 +330,11 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
     out = np.array(rows, SELFPLAY) if rows else np.zeros(0, SELFPLAY)
     out["end"] = stats.end
     out["gameResult"] = 0 if winner is None else (1 if winner == cshogi.BLACK else 2)
+    if tree and len(out):  # after the game's rows, flagged: the driver files them apart (records.tree_file)
+        tree_out = np.array(tree, SELFPLAY)
+        tree_out["end"] = stats.end  # gameResult stays 0: the game never reached these positions
+        out = np.concatenate([out, tree_out])
+    stats.tree_rows = len(out) - len(rows)
     stats.plies, stats.winner = moved, -1 if winner is None else winner
     stats.seconds = time.perf_counter() - start
     stats.forward_seconds, stats.forwards = evaluator.seconds - seconds0, evaluator.calls - calls0
