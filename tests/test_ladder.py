@@ -36,7 +36,7 @@ def test_table_shows_each_rung_with_its_interval():
     assert "| -inf (-inf .. -inf) |" in lines[3]
 
 
-def _timed_pair(commands, names, options, cfg, opening, games, first_number):
+def _timed_pair(commands, names, options, cfg, opening, games, first_number, ponder_log):
     """Stands in for a pair of real games: sleeps, notes when it ran, and wins both games against 'Skill 0',
     one of two against 'Skill 5'."""
     import time

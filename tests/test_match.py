@@ -201,7 +201,7 @@ def test_sprt_decides_a_clear_gap_early_and_never_before_ten_pairs():
     assert pentanomial(games_of([1.0, 0.75, 0.5])[:5]) == [0, 0, 0, 1, 1]  # the unfinished pair is left out
 
 
-def _won_pair(commands, names, options, cfg, opening, games, first_number):
+def _won_pair(commands, names, options, cfg, opening, games, first_number, ponder_log):
     """Stands in for a pair of real games: two wins, and a file saying the pair was played."""
     import time
     from pathlib import Path

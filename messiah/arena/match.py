@@ -27,6 +27,7 @@ from cshogi import CSA
 from tqdm import tqdm
 
 from messiah.arena.stats import Game, elo_text, parse_sprt, summarize
+from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.paths import SHARED_DATA
@@ -38,6 +39,7 @@ OPENING_PLIES = 24
 RANDOM_OPENING_PLIES = 8
 DRAW_PLY = 320  # the teacher data's draw length (gensfen's, the RL loop's); cshogi.cli's own default is 256
 BYOYOMI = 1000  # ms per move of a match that names no clock
+WATCHDOG_GRACE = GRACE_SECONDS  # s past a move's whole clock before a silent engine is resigned for
 
 
 @dataclass
@@ -112,6 +114,16 @@ def executable(command: str, out: Path, name: str) -> str:
     return str(script)
 
 
+def watched(command: str, out: Path, name: str) -> str:
+    """The engine started through the watchdog relay (messiah.arena.watchdog), as a script cshogi can start:
+    an engine that stops answering resigns instead of stalling the match."""
+    script = out / f"{name}.watched.sh"
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m messiah.arena.watchdog {WATCHDOG_GRACE} "
+                      f'{shlex.quote(command)} "$@"\n')
+    script.chmod(script.stat().st_mode | stat.S_IXUSR)
+    return str(script)
+
+
 def engine_names(cfg: MatchConfig, commands: tuple[str, str]) -> tuple[str, str]:
     """Short names for records and reports: the commands' file names (messiah-usi is "messiah")."""
     names = ["messiah" if c == messiah_command() else Path(shlex.split(c)[0]).name
@@ -134,14 +146,14 @@ def check_engines(commands: tuple[str, str], options: tuple[dict, dict]) -> None
 
 
 def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple[dict, dict], cfg: MatchConfig,
-               opening: int | None, games: int, first_number: int) -> tuple[list[Game], str]:
+               opening: int | None, games: int, first_number: int, ponder_log: bool) -> tuple[list[Game], str]:
     """Worker process: one opening with both colours through cshogi.cli; returns the games and the log."""
     out = Path(cfg.out)
     scratch = out / f".pair{first_number:05d}"
     scratch.mkdir(parents=True, exist_ok=True)
     tallies: list[dict] = []
     usi_log = None
-    if cfg.ponder and commands[0] == messiah_command() and "WriteDebugLog" not in options[0]:
+    if ponder_log and "WriteDebugLog" not in options[0]:
         usi_log = (scratch / "engine.usi.log").resolve()  # cshogi starts the engine in its own folder
         options = ({**options[0], "WriteDebugLog": str(usi_log)}, options[1])
 
@@ -255,6 +267,7 @@ class _Setup(NamedTuple):
     names: tuple[str, str]
     openings: list[int | None]
     pairs: int
+    ponder_log: bool  # messiah is the first engine of a pondering match: its USI log counts the ponderhits
 
 
 def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> list[tuple[tuple[str, str], list[Game]]]:
@@ -269,9 +282,12 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
         resolved.append(cfg)
         commands = (executable(cfg.engine or messiah_command(), out, "engine"),
                     executable(cfg.opponent, out, "opponent"))
+        names = engine_names(cfg, commands)
+        ponder_log = cfg.ponder and commands[0] == messiah_command()
+        commands = (watched(commands[0], out, "engine"), watched(commands[1], out, "opponent"))
         check_engines(commands, (cfg.options, cfg.opponent_options))
         pairs = (cfg.games + 1) // 2
-        setups.append(_Setup(commands, engine_names(cfg, commands), _opening_indices(cfg, pairs), pairs))
+        setups.append(_Setup(commands, names, _opening_indices(cfg, pairs), pairs, ponder_log))
     cfgs = resolved
     games: list[list[Game]] = [[] for _ in cfgs]
     decided = [False] * len(cfgs)
@@ -293,7 +309,7 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
                     return
                 cfg, setup = cfgs[m], setups[m]
                 future = pool.submit(_play_pair, setup.commands, setup.names, (cfg.options, cfg.opponent_options),
-                                     cfg, setup.openings[k], min(2, cfg.games - 2 * k), 2 * k + 1)
+                                     cfg, setup.openings[k], min(2, cfg.games - 2 * k), 2 * k + 1, setup.ponder_log)
                 running[future] = m
 
         fill()

@@ -1,0 +1,145 @@
+"""The watchdog relay (messiah.arena.watchdog): an engine that stops answering a search, or dies in one, is
+resigned for instead of stalling cshogi.cli, and a match against it finishes; a healthy engine's lines pass
+through unchanged."""
+
+import os
+import sys
+import textwrap
+import time
+
+import pytest
+
+from messiah.arena.watchdog import Relay, move_seconds
+
+# A USI engine for the tests: plays the first legal move; MODE says when it misbehaves. "hang N": its N-th go
+# (and every later one) is never answered; "die N": it exits on its N-th go; "ok": never.
+FAKE = textwrap.dedent('''\
+    import os, sys, time
+    import cshogi
+    mode, after = (os.environ.get("FAKE_MODE", "ok").split() + ["0"])[:2]
+    board, gos = cshogi.Board(), 0
+    for line in sys.stdin:
+        words = line.split()
+        if not words:
+            continue
+        if words[0] == "usi":
+            print("id name fake\\nusiok", flush=True)
+        elif words[0] == "isready":
+            print("readyok", flush=True)
+        elif words[0] == "position":
+            board = cshogi.Board()
+            board.set_position(line[len("position "):].strip())
+        elif words[0] == "go":
+            gos += 1
+            if mode != "ok" and gos >= int(after):
+                if mode == "die":
+                    sys.exit(3)
+                time.sleep(3600)
+            moves = list(board.legal_moves)
+            print("bestmove " + (cshogi.move_to_usi(moves[0]) if moves else "resign"), flush=True)
+        elif words[0] == "quit":
+            break
+''')
+
+
+@pytest.fixture
+def fake(tmp_path):
+    path = tmp_path / "fake_engine.py"
+    path.write_text(FAKE)
+    script = tmp_path / "fake"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {path} \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
+
+
+def wait_for(lines: list[str], text: str, seconds: float) -> bool:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        if text in lines:
+            return True
+        time.sleep(0.02)
+    return False
+
+
+def test_a_go_is_timed_by_its_whole_clock():
+    assert move_seconds("go btime 60000 wtime 1000 byoyomi 1000") == 61.0  # the larger main time
+    assert move_seconds("go btime 0 wtime 0 binc 2000 winc 2000") == 2.0
+    assert move_seconds("go movetime 300") == 0.3
+    for untimed in ("go infinite", "go ponder btime 0 wtime 0 byoyomi 1000", "go mate 1000", "go nodes 500", "go"):
+        assert move_seconds(untimed) is None, untimed
+
+
+def test_a_healthy_engine_passes_through_unchanged(fake, monkeypatch, capsys):
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    lines: list[str] = []
+    relay = Relay([fake], grace=0.3, write=lines.append)
+    for command in ("usi", "isready", "position startpos", "go btime 0 wtime 0 byoyomi 100"):
+        relay.send(command)
+    assert wait_for(lines, "bestmove 1g1f", 10)
+    time.sleep(0.6)  # past the grace: nothing more comes
+    assert lines == ["id name fake", "usiok", "readyok", "bestmove 1g1f"]
+    assert relay.send("quit") is False
+    relay.close()
+    assert relay.proc.poll() is not None and not relay.silent
+    assert "watchdog" not in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("mode", ["hang", "die"])
+def test_a_silent_or_dead_engine_resigns_once_per_search_and_is_stopped(fake, monkeypatch, capsys, mode):
+    monkeypatch.setenv("FAKE_MODE", f"{mode} 2")
+    lines: list[str] = []
+    relay = Relay([fake], grace=0.5, write=lines.append)
+    relay.send("usi")
+    relay.send("position startpos")
+    relay.send("go btime 0 wtime 0 byoyomi 100")
+    assert wait_for(lines, "bestmove 1g1f", 10)  # its first move is its own
+    relay.send("position startpos moves 1g1f 9c9d")
+    start = time.monotonic()
+    relay.send("go btime 0 wtime 0 byoyomi 100")
+    assert wait_for(lines, "bestmove resign", 10)
+    waited = time.monotonic() - start
+    assert waited >= (0.0 if mode == "die" else 0.6) and waited < 5  # a hang: the clock and the grace
+    assert lines.count("bestmove resign") == 1 and any("watchdog" in x for x in lines if x.startswith("info string"))
+    time.sleep(0.2)
+    assert relay.proc.poll() is not None  # stopped (or gone), not left running
+    # from now on the relay answers for it at once: the rest of the session's games are resigned
+    relay.send("isready")
+    relay.send("go btime 0 wtime 0 byoyomi 100")
+    assert lines[-2:] == ["readyok", "bestmove resign"]
+    assert relay.send("quit") is False
+    relay.close()
+    assert "watchdog: fake" in capsys.readouterr().err
+
+
+def test_a_pondering_engine_is_timed_from_ponderhit_and_stop(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "hang 1")
+    lines: list[str] = []
+    relay = Relay([fake], grace=0.3, write=lines.append)
+    relay.send("position startpos")
+    relay.send("go ponder btime 0 wtime 0 byoyomi 100")
+    time.sleep(1.0)
+    assert "bestmove resign" not in lines  # pondering has no clock
+    relay.send("ponderhit")
+    assert wait_for(lines, "bestmove resign", 5)
+    relay.send("quit")
+    relay.close()
+
+
+def test_a_match_against_an_engine_that_hangs_finishes_with_its_resignations(fake, tmp_path, monkeypatch):
+    """Before the relay, cshogi.cli waited for ever here."""
+    from messiah.arena import match
+
+    monkeypatch.setattr(match, "WATCHDOG_GRACE", 1.0)
+    hanging = tmp_path / "hanging"
+    hanging.write_text(f"#!/bin/sh\nexport FAKE_MODE='hang 3'\nexec {fake} \"$@\"\n")
+    hanging.chmod(0o755)
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    cfg = match.MatchConfig(opponent=str(hanging), engine=fake, games=2, byoyomi=100, openings="none",
+                            out=str(tmp_path / "m"))
+    start = time.monotonic()
+    names, games = match.play_match(cfg, progress=False)
+    assert time.monotonic() - start < 120
+    assert [g.outcome for g in games] == ["win", "win"]
+    assert all(g.ending == "%TORYO" for g in games)
+    assert names == ("fake", "hanging")
+    assert not [p for p in os.listdir(tmp_path / "m") if p.startswith(".pair")]
