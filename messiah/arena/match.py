@@ -282,10 +282,10 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
         resolved.append(cfg)
         commands = (executable(cfg.engine or messiah_command(), out, "engine"),
                     executable(cfg.opponent, out, "opponent"))
+        check_engines(commands, (cfg.options, cfg.opponent_options))  # the engines themselves, not their relays
         names = engine_names(cfg, commands)
         ponder_log = cfg.ponder and commands[0] == messiah_command()
         commands = (watched(commands[0], out, "engine"), watched(commands[1], out, "opponent"))
-        check_engines(commands, (cfg.options, cfg.opponent_options))
         pairs = (cfg.games + 1) // 2
         setups.append(_Setup(commands, names, _opening_indices(cfg, pairs), pairs, ponder_log))
     cfgs = resolved
