@@ -117,7 +117,8 @@ def executable(command: str, out: Path, name: str) -> str:
 def watched(command: str, out: Path, name: str) -> str:
     """The engine started through the watchdog relay (messiah.arena.watchdog), as a script cshogi can start:
     an engine that stops answering resigns instead of stalling the match."""
-    script = out / f"{name}.watched.sh"
+    script = (out / f"{name}.watched.sh").resolve()  # cshogi starts an engine in its own folder: absolute paths
+    command = os.path.abspath(command) if os.path.exists(command) else command
     script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m messiah.arena.watchdog {WATCHDOG_GRACE} "
                       f'{shlex.quote(command)} "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
