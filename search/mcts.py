@@ -85,6 +85,10 @@ class Node:
         self.w = self.q * prior_visits
         self.prior = self.q  # replaced by PUCT
 
+    def most_visited(self) -> int:
+        """The index of the search's choice here: the most visited move, ties to the better mean."""
+        return int(np.argmax(self.n + 1e-6 * self.w / np.maximum(self.n, 1e-9)))
+
     def value(self) -> float:
         """The node's value for its side to move."""
         if self.terminal is not None:
@@ -338,7 +342,7 @@ class BanditSearch(Searcher):
         while node is not None and len(node.moves) and len(pv) < MAX_PV:
             if node.terminal in (0.0, 1.0):
                 return pv + self._proof_line(node)
-            i = int(np.argmax(node.n + 1e-6 * node.w / np.maximum(node.n, 1e-9)))
+            i = node.most_visited()
             pv.append(int(node.moves[i]))
             node = node.children.get(pv[-1])
         return pv

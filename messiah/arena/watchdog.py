@@ -111,7 +111,7 @@ class Relay:
             if command == "go":
                 seconds = move_seconds(line)
                 self.searching = True
-                self.ponder_seconds = seconds if "ponder" not in words else _clock_of_ponder(line)
+                self.ponder_seconds = _clock_of_ponder(line)  # what a ponderhit will give it
                 self.deadline = None if seconds is None else time.monotonic() + seconds + self.grace
             elif command == "ponderhit" and self.searching:
                 seconds = self.ponder_seconds

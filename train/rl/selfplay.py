@@ -217,7 +217,7 @@ def tree_rows(searcher, board: cshogi.Board, played: int, spec: GameSpec, cfg: R
     for _, line, node in sorted(found, key=lambda x: -x[0])[:TREE_ROWS_PER_MOVE]:
         for move in line:
             board.push(move)
-        best = int(np.argmax(node.n + 1e-6 * node.w / np.maximum(node.n, 1e-9)))  # the PV's choice (search/mcts)
+        best = node.most_visited()  # the choice a search from this node would play
         row = _row(board, spec, node_values(node), node.value(), cfg.scale)
         row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(node.moves[best])), best, best
         row["flags"] = TREE
