@@ -482,6 +482,25 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     assert (~torch.isnan(batch["dense"][8:12])).any(1).all() and torch.isnan(batch["dense"][12:]).all()
 
 
+def test_the_log_sums_gated_promotions_only(tmp_path):
+    """total_elo adds the gate Elo of promoted candidates; a generation without a gate (--no-gate) measured
+    no gain against the best, so its row has no sum (a flat 0 in the plot said nothing)."""
+    import csv
+
+    from messiah.train.rl.loop import write_log
+
+    gens = tmp_path / "gens"
+    gens.mkdir()
+    rows = [{"generation": 1, "gate_games": 40, "elo": 30.0, "promoted": 1},
+            {"generation": 2, "gate_games": 40, "elo": -10.0, "promoted": 0},
+            {"generation": 3, "gate_games": 40, "elo": 12.5, "promoted": 1},
+            {"generation": 4, "promoted": 1}]
+    for row in rows:
+        (gens / f"g{row['generation']:04d}.json").write_text(json.dumps(row))
+    with open(write_log(tmp_path), newline="") as f:
+        assert [r["total_elo"] for r in csv.DictReader(f)] == ["30.0", "30.0", "42.5", ""]
+
+
 def test_actors_on_a_local_ray_instance(tmp_path, shared_data):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx

@@ -456,6 +456,8 @@ def write_log(out: Path) -> Path:
     rows = [json.loads(p.read_text()) for p in sorted((out / "gens").glob("g*.json"))]
     total = 0.0
     for row in rows:
+        if "gate_games" not in row:  # a generation without a gate (--no-gate) promotes no measured gain
+            continue
         if row.get("promoted") and math.isfinite(row.get("elo", math.nan)):
             total += row["elo"]
         row["total_elo"] = total
@@ -522,7 +524,7 @@ def plot_log(path: Path) -> Path:
     for ax in axes.flat:
         ax.set_xlabel("generation")
         ax.grid(alpha=0.3)
-        if ax.lines or ax.collections:
+        if ax.get_legend_handles_labels()[0]:  # not for the zero line alone
             ax.legend(fontsize=7)
     fig.tight_layout()
     out = path.with_suffix(".png")
