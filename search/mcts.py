@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
+from typing import NamedTuple
 
 import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
+from messiah.features import PositionArrays
+from messiah.moves import legal_move_indices
 from messiah.search.base import (
     MATE_NODES,
     InfoCallback,
@@ -96,6 +99,13 @@ class Node:
         return float((self.w / np.maximum(self.n, 1e-9)).max()) if len(self.moves) else 0.0
 
 
+class _Leaf(NamedTuple):
+    """A new leaf waiting in a batch for its forward pass: its position's key and :meth:`BanditSearch._mate_line`."""
+
+    key: int
+    mate: list[int]
+
+
 class BanditSearch(Searcher):
     """The shared tree; subclasses give the selection score."""
 
@@ -139,17 +149,29 @@ class BanditSearch(Searcher):
     def selection(self, node: Node) -> np.ndarray:
         raise NotImplementedError
 
-    def _new_node(self, board: cshogi.Board, scores: MoveScores, ply: int) -> Node:
-        node = Node(board.zobrist_hash(), scores, self.prior_visits)
+    def _new_node(self, board: cshogi.Board, scores: MoveScores) -> Node:
+        return self._node(board.zobrist_hash(), scores, self._mate_line(board) if len(scores.moves) else [])
+
+    def _mate_line(self, board: cshogi.Board) -> list[int]:
+        """The part of a new node that needs its board: a mate for the side to move (mate in one, else the
+        leaf df-pn's), or []."""
+        if board.is_check() or not has_opponent_king(board):
+            return []
+        mate = mate_in_one(board)
+        if mate:
+            return [mate]
+        if self.leaf_dfpn is not None and self.leaf_dfpn.search(board):
+            return [int(m) for m in self.leaf_dfpn.get_pv(board)]
+        return []
+
+    def _node(self, key: int, scores: MoveScores, line: list[int]) -> Node:
+        """The node of position ``key`` from its move scores and :meth:`_mate_line`."""
+        node = Node(key, scores, self.prior_visits)
         if len(node.moves) == 0:
             node.terminal = 0.0  # mated (tree values stay win rates so that they average)
-        elif not board.is_check() and has_opponent_king(board):
-            mate = mate_in_one(board)
-            line = [mate] if mate else []
-            if not mate and self.leaf_dfpn is not None and self.leaf_dfpn.search(board):
-                line = [int(m) for m in self.leaf_dfpn.get_pv(board)]
+        elif line:
             # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
-            hit = np.flatnonzero((node.moves & 0xFFFF) == (line[0] & 0xFFFF)) if line else []
+            hit = np.flatnonzero((node.moves & 0xFFFF) == (line[0] & 0xFFFF))
             if len(hit):  # a proven win: the mating move's Q is 1, and the node needs no deeper search
                 i = int(hit[0])
                 node.q[i], node.w[i] = 1.0, self.prior_visits
@@ -173,7 +195,7 @@ class BanditSearch(Searcher):
         evals0 = self.cache.evaluations
         root = self._find_reusable(board)
         if root is None:
-            root = self._new_node(board, self.cache.get(board), 0)
+            root = self._new_node(board, self.cache.get(board))
         root.terminal = None  # the root is searched, whatever its mate-in-one flag says
         self.root = root
         counted = limits.nodes is not None or limits.visits is not None or limits.depth is not None
@@ -255,13 +277,16 @@ class BanditSearch(Searcher):
         """Run ``count`` simulations whose leaves are scored in one forward pass. A simulation that selects a
         new leaf another one of the batch has already taken is dropped (python-dlshogi2's QUEUING and
         DISCARDED): scoring and backing up that leaf twice would count one evaluation as two visits.
+        A new leaf is taken down (its arrays, legal moves and mate line) while the board stands on it, rather
+        than copied: a board's copy carries its whole game history, 20 us at ply 120.
         Returns the deepest ply and the simulations backed up."""
-        pending: list[tuple[list[tuple[Node, int]], cshogi.Board | None, float | None]] = []
+        pending: list[tuple[list[tuple[Node, int]], _Leaf | None, float | None]] = []
         in_flight: set[tuple[int, int]] = set()  # (id(node), child index) of the leaves waiting to be scored
+        arrays, legal = PositionArrays.empty(count), []  # the leaves to score, in pending's order
         deepest = 0
         for _ in range(count):
             path: list[tuple[Node, int]] = []
-            node, pushed, leaf_value, leaf_board = root, 0, None, None
+            node, pushed, leaf_value, leaf = root, 0, None, None
             while True:
                 if node.terminal is not None and node is not root:
                     leaf_value = node.terminal
@@ -283,31 +308,33 @@ class BanditSearch(Searcher):
                     else:
                         cached = self.cache.peek(board)
                         if cached is not None:
-                            child = self._new_node(board, cached, pushed)
+                            child = self._new_node(board, cached)
                             node.children[move] = child
                             leaf_value = child.value()
                         elif (id(node), i) not in in_flight:
                             in_flight.add((id(node), i))
-                            leaf_board = board.copy()
+                            arrays.set(len(legal), board)
+                            legal.append(legal_move_indices(board))
+                            leaf = _Leaf(board.zobrist_hash(), self._mate_line(board) if len(legal[-1][0]) else [])
                     break
                 node = child
             deepest = max(deepest, pushed)
             for _ in range(pushed):
                 board.pop()
-            if leaf_board is None and leaf_value is None:  # its leaf is in flight: take back the virtual loss
+            if leaf is None and leaf_value is None:  # its leaf is in flight: take back the virtual loss
                 for node, i in path:
                     node.n[i] -= VIRTUAL_LOSS
                 continue
-            pending.append((path, leaf_board, leaf_value))
-        to_score = [b for _, b, _ in pending if b is not None]
-        scored = iter(self.cache.evaluator.score_batch(to_score) if to_score else [])
-        for path, leaf_board, leaf_value in pending:
-            if leaf_board is not None:
+            pending.append((path, leaf, leaf_value))
+        n = len(legal)
+        scored = iter(self.cache.evaluator.score_arrays(PositionArrays(*(a[:n] for a in arrays)), legal) if n else [])
+        for path, leaf, leaf_value in pending:
+            if leaf is not None:
                 scores = next(scored)
                 self.cache.evaluations += 1
-                self.cache.put(leaf_board.zobrist_hash(), scores)
+                self.cache.put(leaf.key, scores)
                 parent, i = path[-1]
-                child = self._new_node(leaf_board, scores, len(path))
+                child = self._node(leaf.key, scores, leaf.mate)
                 parent.children[int(parent.moves[i])] = child
                 leaf_value = child.value()
             self._backup(path, leaf_value)
