@@ -59,6 +59,9 @@ PUCT_TEMPERATURE = 0.024
 # models").
 BATCH_SIZE = 8
 BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
+# USI LeafMateNodes: 0 leaves the tree's new nodes with the mate-in-one check only (a sixth of the self-play time
+# goes to the leaf df-pn: whether it pays at a clock is a match's question)
+LEAF_MATE_OPTION = SearchOption("LeafMateNodes", "leaf_mate_nodes", LEAF_MATE_NODES, 0, 100_000)
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
@@ -394,7 +397,7 @@ class Ucb1(BanditSearch):
     """UCB1: mean + c * sqrt(ln N / n), children starting from one virtual visit at their Q."""
 
     name = "ucb1"
-    options = (*Searcher.options, BATCH_OPTION, SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = 1.0,
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
@@ -409,7 +412,7 @@ class Puct(BanditSearch):
     """PUCT with P = softmax(Q / temperature): the move scores as a policy prior."""
 
     name = "puct"
-    options = (*Searcher.options, BATCH_OPTION, SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
                SearchOption("PuctTemperature", "temperature", PUCT_TEMPERATURE, 1, 10000, scale=1000))
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
