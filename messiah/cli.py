@@ -207,6 +207,13 @@ def _match(args: argparse.Namespace) -> None:
         print(report(cfg, names, summary))
 
 
+def _match_report(args: argparse.Namespace) -> None:
+    from messiah.arena.match import match_report
+
+    text, summary = match_report(_config(args))
+    print(json.dumps(summary) if args.json else text)
+
+
 def _ladder(args: argparse.Namespace) -> None:
     from messiah.arena.ladder import ladder
 
@@ -292,7 +299,7 @@ def _command(sub: argparse._SubParsersAction, name: str, config: type, func: Cal
 
 def build_parser() -> argparse.ArgumentParser:
     from messiah.arena.ladder import LadderConfig
-    from messiah.arena.match import MatchConfig
+    from messiah.arena.match import MatchConfig, MatchReportConfig
     from messiah.arena.tune import TuneConfig
     from messiah.models.quantize import QuantizeConfig
     from messiah.tools import bench, book
@@ -320,6 +327,8 @@ def build_parser() -> argparse.ArgumentParser:
     _command(sub, "play", PlayConfig, _play, "play messiah in a browser on this machine (--web)")
     _command(sub, "match", MatchConfig, _match, "play games against another USI engine (through cshogi.cli)",
              [as_json])
+    _command(sub, "match-report", MatchReportConfig, _match_report, "W-L-D, Elo and interval of the games recorded "
+             "in match folders, counted together (a match played in parts)", [as_json])
     _command(sub, "ladder", LadderConfig, _ladder, "play messiah against fairy-stockfish at Skill Level -20..20 and "
              "gpsshogi at equal time: a table, a plot (PNG, SVG) and the rung where it scores 50%%")
     _command(sub, "tune", TuneConfig, _tune, "tune USI options by matches against the defaults (Optuna TPE, "

@@ -100,8 +100,8 @@ def test_no_help_shows_a_path_of_this_machine():
 
 def test_json_is_one_shared_flag():
     parsers = commands(build_parser())
-    for name in ("analyze", "match", "tune", "fit-winrate", "evaluate", "gensfen", "bench evaluator", "bench search",
-                 "bench latency", "bench clock", "bench train"):
+    for name in ("analyze", "match", "match-report", "tune", "fit-winrate", "evaluate", "gensfen", "bench evaluator",
+                 "bench search", "bench latency", "bench clock", "bench train"):
         help_texts = {a.help for a in parsers[name]._actions if "--json" in a.option_strings}
         assert help_texts == {"print the result as one JSON object"}, name
 

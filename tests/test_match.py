@@ -14,8 +14,10 @@ import pytest
 from cshogi import CSA
 from cshogi.elo import Elo
 
+from messiah.arena.match import MatchReportConfig, match_report, recorded_games
 from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
 from messiah.config import parse_options
+from messiah.errors import DataError, UserError
 from messiah.paths import SHARED_DATA
 from messiah.tools.fitwinrate import engine_coefficients, fit_files, samples_from_csa
 from messiah.winrate import TEACHER, WinRateScale
@@ -73,6 +75,9 @@ def test_a_real_match_against_fairy_stockfish(tmp_path):
         game = CSA.Parser.parse_file(str(record))[0]
         assert len(game.moves) > 24 and game.endgame  # the opening and then real play, to an end
     assert "2/2" in done.stderr  # the progress bar
+    _, recorded = recorded_games(out)  # the records say what cshogi.cli's tally said
+    assert [sum(g.outcome == o for g in recorded) for o in ("win", "loss", "draw")] == \
+        [summary["wins"], summary["losses"], summary["draws"]]
 
 
 def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path):
@@ -256,3 +261,67 @@ def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypa
     assert match.resolve_openings(match.MatchConfig(opponent="x", openings="none"), 3) is None
     monkeypatch.setattr(match, "DEFAULT_OPENINGS", tmp_path / "m" / "openings.sfen")
     assert match.resolve_openings(cfg, 6) == str(tmp_path / "m" / "openings.sfen")  # the shared set when present
+
+
+def _record(path, black: str, white: str, plies: int, ending: str) -> None:
+    """A CSA record as cshogi.cli writes one: ``plies`` legal moves from the start position, then ``ending``
+    (%TORYO: the side to move resigns)."""
+    board, exporter = cshogi.Board(), CSA.Exporter(str(path))
+    exporter.info(init_board=board, names=[black, white])
+    for _ in range(plies):
+        move = next(iter(board.legal_moves))
+        exporter.move(move)
+        board.push(move)
+    exporter.endgame(ending)
+    exporter.close()
+
+
+def _match_folder(folder) -> None:
+    """Two pairs between A (the first engine) and B: A wins both games of the first (B resigns as black, then
+    as white) and scores a half in the second (a repetition draw, then A resigns as white)."""
+    folder.mkdir()
+    _record(folder / "0001_A+B+1.csa", "A", "B", 3, "%TORYO")  # white (B) to move resigns
+    _record(folder / "0002_B+A+2.csa", "B", "A", 4, "%TORYO")  # black (B) to move resigns
+    _record(folder / "0003_A+B+3.csa", "A", "B", 6, "%SENNICHITE")
+    _record(folder / "0004_B+A+4.csa", "B", "A", 5, "%TORYO")  # white (A) to move resigns
+
+
+def test_recorded_games_read_a_match_folder(tmp_path):
+    _match_folder(tmp_path / "m")
+    names, games = recorded_games(tmp_path / "m")
+    assert names == ("A", "B")
+    assert [g.outcome for g in games] == ["win", "win", "draw", "loss"]
+    assert [g.first_is_black for g in games] == [True, False, True, False]
+    assert [g.plies for g in games] == [3, 4, 6, 5] and games[2].ending == "%SENNICHITE"
+
+
+def test_match_report_counts_folders_as_one_match(tmp_path, capsys):
+    """Two folders: 8 games, each folder's pairs kept as pairs (2 points twice, 1/2 twice)."""
+    _match_folder(tmp_path / "a")
+    _match_folder(tmp_path / "b")
+    text, summary = match_report(MatchReportConfig([str(tmp_path / "a"), str(tmp_path / "b")]))
+    assert (summary["wins"], summary["losses"], summary["draws"]) == (4, 2, 2)
+    assert summary["pentanomial"] == [0, 2, 0, 0, 2]
+    assert (summary["elo"], summary["elo_low"], summary["elo_high"]) == elo_interval(4, 2, 2)
+    assert text.startswith("A vs B: 8 games (") and "W-L-D 4-2-2" in text
+    from messiah.cli import main
+
+    main(["match-report", str(tmp_path / "a"), "--json"])
+    assert json.loads(capsys.readouterr().out)["games"] == 4
+
+
+def test_match_report_refuses_what_is_not_a_finished_match(tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.raises(DataError, match="no game records"):
+        recorded_games(empty)
+    _match_folder(tmp_path / "twice")
+    _record(tmp_path / "twice" / "0001_A+B+9.csa", "A", "B", 3, "%TORYO")
+    with pytest.raises(DataError, match="two records of game 1"):
+        recorded_games(tmp_path / "twice")
+    _match_folder(tmp_path / "cut")
+    (tmp_path / "cut" / "0005_A+B+5.csa").write_text("V2\nN+A\nN-B\nPI\n+\n+7776FU\n")
+    with pytest.raises(DataError, match="no end"):
+        recorded_games(tmp_path / "cut")
+    with pytest.raises(UserError, match="at least one match folder"):
+        MatchReportConfig([])

@@ -26,7 +26,7 @@ import cshogi
 from cshogi import CSA
 from tqdm import tqdm
 
-from messiah.arena.stats import Game, elo_text, parse_sprt, summarize
+from messiah.arena.stats import Game, elo_text, parse_sprt, pentanomial, summarize
 from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
@@ -338,7 +338,12 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
     """The summary as text, first engine's view."""
     clock = (f"byoyomi {cfg.byoyomi} ms" if cfg.byoyomi else "") + (f" time {cfg.time} ms" if cfg.time else "") + \
         (f" inc {cfg.inc} ms" if cfg.inc else "") + (", ponder" if cfg.ponder else "")
-    lines = [f"{names[0]} vs {names[1]}: {summary['games']} games, {clock.strip()}",
+    return _report(f"{names[0]} vs {names[1]}: {summary['games']} games, {clock.strip()}", names, summary,
+                   f"records: {cfg.out}/*.csa")
+
+
+def _report(title: str, names: tuple[str, str], summary: dict, last: str) -> str:
+    lines = [title,
              f"W-L-D {summary['wins']}-{summary['losses']}-{summary['draws']}  score {100 * summary['score']:.1f}%",
              f"Elo difference {elo_text(summary['elo'])} (95% interval {elo_text(summary['elo_low'])} .. "
              f"{elo_text(summary['elo_high'])})",
@@ -347,7 +352,7 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
              "endings: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(summary["endings"].items())),
              f"lost on time or by an illegal move: {names[0]} {summary['forfeits'][0]}, "
              f"{names[1]} {summary['forfeits'][1]}",
-             f"records: {cfg.out}/*.csa"]
+             last]
     if "ponder" in summary:
         p = summary["ponder"]
         lines.insert(-1, f"{names[0]} pondered {p['ponders']} times: ponderhit {p['hits']} "
@@ -359,3 +364,68 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
                         f"{t['upper']:.2f}): {t['decision']}")
     return "\n".join(lines)
 
+
+
+RECORD_GLOB = "[0-9]*_*.csa"  # a finished game's record in a match's --out: its number (0001), cshogi's name
+
+
+@dataclass
+class MatchReportConfig:
+    """The folders whose recorded games are summed."""
+
+    folders: list[str] = setting(factory=list, positional=True)
+    """match folders (each match's --out): their finished games are counted together"""
+
+    def __post_init__(self) -> None:
+        if not self.folders:
+            raise UserError("name at least one match folder (a match's --out)")
+
+
+def recorded_games(folder: str | os.PathLike) -> tuple[tuple[str, str], list[Game]]:
+    """The engines' names and the finished games a match wrote to ``folder`` (its --out), from the CSA records:
+    the first engine played black in the odd-numbered games (each pair plays its opening with the first engine
+    black, then white). A match stopped early has left only whole pairs there: a pair's records arrive together."""
+    games: list[Game] = []
+    names = ("", "")
+    numbered = ((path.name.split("_", 1)[0], path) for path in Path(folder).glob(RECORD_GLOB))
+    for number, path in sorted((int(n), path) for n, path in numbered if n.isdigit()):
+        if games and games[-1].number == number:
+            raise DataError(f"{folder}: two records of game {number} ({Path(games[-1].record).name}, {path.name}): "
+                            "give each match its own --out")
+        try:
+            record = CSA.Parser.parse_file(str(path))[0]
+        except Exception as e:
+            raise DataError(f"{path}: not a CSA record cshogi reads ({e})") from None
+        if not record.endgame:
+            raise DataError(f"{path}: the game has no end (%TORYO, %SENNICHITE, ...): not a finished game")
+        first_is_black = number % 2 == 1
+        if not games:
+            names = tuple(record.names) if first_is_black else tuple(reversed(record.names))
+        if record.win == cshogi.DRAW:
+            outcome = "draw"
+        else:
+            outcome = "win" if (record.win == cshogi.BLACK_WIN) == first_is_black else "loss"
+        games.append(Game(number, -1, first_is_black, outcome, record.endgame, len(record.moves), str(path)))
+    if not games:
+        raise DataError(f"{folder}: no game records ({RECORD_GLOB}): not a match's --out, or no pair finished yet")
+    return names, games
+
+
+def match_report(cfg: MatchReportConfig) -> tuple[str, dict]:
+    """The games of several match folders counted as one match (a match played in parts, with other seeds or on
+    other machines): the report's text and its summary. Game numbers are shifted by whole pairs, so the
+    pentanomial pairs stay pairs."""
+    games: list[Game] = []
+    counts, pairings = [], []
+    for folder in cfg.folders:
+        names, played = recorded_games(folder)
+        shift = 2 * ((games[-1].number + 1) // 2) if games else 0
+        games += [replace(g, number=g.number + shift) for g in played]
+        counts.append(f"{folder} {len(played)}")
+        if names not in pairings:
+            pairings.append(names)
+    summary = summarize(games)
+    title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {len(games)} games ({', '.join(counts)})"
+    summary["pentanomial"] = pentanomial(games)
+    return _report(title, pairings[0], summary, f"pentanomial pairs (0, 1/2, 1, 3/2, 2 points): "
+                   f"{summary['pentanomial']}"), summary
