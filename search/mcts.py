@@ -397,7 +397,8 @@ class Ucb1(BanditSearch):
     """UCB1: mean + c * sqrt(ln N / n), children starting from one virtual visit at their Q."""
 
     name = "ucb1"
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION,
+               SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = 1.0,
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
@@ -412,7 +413,8 @@ class Puct(BanditSearch):
     """PUCT with P = softmax(Q / temperature): the move scores as a policy prior."""
 
     name = "puct"
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION,
+               SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
                SearchOption("PuctTemperature", "temperature", PUCT_TEMPERATURE, 1, 10000, scale=1000))
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
