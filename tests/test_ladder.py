@@ -174,3 +174,30 @@ def test_a_merge_that_would_count_openings_twice_is_refused_before_any_game(tmp_
         with pytest.raises(SystemExit) as exit_:
             main(["ladder", "--games", "2", "--merge", str(earlier), "--out", str(tmp_path / "new"), *argv])
         assert exit_.value.code == 2 and message in capsys.readouterr().err, argv
+
+
+def _opening_noting_pair(commands, names, options, cfg, opening, games, first_number, ponder_log):
+    """Stands in for a pair of games: notes the opening file and the line it was given, and loses both."""
+    from pathlib import Path
+
+    from messiah.arena.stats import Game
+
+    Path(cfg.out, f"opening{first_number:04d}").write_text(f"{cfg.openings}\n{opening}")
+    return [Game(first_number + i, opening, i == 0, "loss", "%TORYO", 80, "") for i in range(games)], ""
+
+
+def test_the_ladder_plays_every_rung_from_the_opening_set_it_is_given(tmp_path, monkeypatch):
+    """`--openings FILE` reaches every rung's games (a second opening set is how a ladder is rechecked away from
+    the set its constants were tuned on); the seeds still choose the lines."""
+    import messiah.arena.match as match
+    from messiah.arena.ladder import LadderConfig, ladder
+
+    monkeypatch.setattr(match, "_play_pair", _opening_noting_pair)
+    monkeypatch.setattr(match, "check_engines", lambda commands, options: None)
+    openings = tmp_path / "mine.sfen"
+    openings.write_text("".join(f"startpos moves 7g7f 3c3d {m}\n" for m in ("2g2f", "6g6f", "8h2b+", "1g1f")))
+    ladder(LadderConfig(games=4, more=0, rungs="Skill 10,Skill 15", openings=str(openings),
+                        out=str(tmp_path / "ladder")))
+    noted = [p.read_text().split("\n") for p in sorted((tmp_path / "ladder").glob("rung*/opening*"))]
+    assert len(noted) == 4 and {file for file, _ in noted} == {str(openings)}
+    assert all(0 <= int(line) < 4 for _, line in noted)

@@ -43,6 +43,10 @@ class LadderConfig:
     """a USI option of messiah; repeatable"""
     rungs: str = ""
     """only the rungs whose names contain these comma-separated words, e.g. 'Skill 0,gpsshogi'"""
+    openings: str = "auto"
+    """file of 'startpos moves ...' lines (24 plies are played); 'auto': the shared set
+    ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is there, else random openings from the start
+    position. A second set tells whether a result holds beyond the openings the constants were tuned on"""
     seed: int = 0
     """which openings are drawn"""
     merge: list[str] = setting(factory=list, repeat=True, metavar="DIR")
@@ -89,7 +93,7 @@ def ladder(cfg: LadderConfig) -> dict:
         if not rungs:
             raise UserError(f"no rung matches {cfg.rungs!r}: choose from {', '.join(r.name for r in default_rungs())}")
     base = MatchConfig(opponent="", options=dict(cfg.options), jobs=cfg.jobs, byoyomi=cfg.byoyomi, seed=cfg.seed,
-                       out=cfg.out)
+                       openings=cfg.openings, out=cfg.out)
     rows = merge_rows(*earlier, run_ladder(base, rungs, cfg.games, cfg.more, earlier) if cfg.games > 0 else [])
     if not rows:
         raise UserError("the merged ladders hold no games")
