@@ -4,6 +4,7 @@ tiny end-to-end run that resumes, and the Ray actors on a local instance."""
 from __future__ import annotations
 
 import json
+import math
 import os
 import threading
 import warnings
@@ -517,3 +518,67 @@ def test_actors_on_a_local_ray_instance(tmp_path, shared_data):
     records, starts = read_games(tmp_path / "rl" / "selfplay" / "g0001.selfplay")
     assert figures["games"] == 3 and len(starts) == 3
     assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1, 2]
+
+
+def test_rollback_goes_back_only_when_the_candidate_is_clearly_below_the_best_verified():
+    from messiah.train.rl.loop import rollback_target
+
+    def figures(elo, low, high):
+        return {"verify_elo": elo, "verify_elo_low": low, "verify_elo_high": high}
+
+    start = [0, 0.0]  # the reference itself, verified at 0 by definition
+    assert rollback_target(start, 4, figures(70.0, 4.0, 136.0)) == ([4, 70.0], None)
+    assert rollback_target([4, 70.0], 8, figures(-7.0, -71.0, 57.0)) == ([4, 70.0], 4)  # rl-n64's g24 against g12
+    assert rollback_target([4, 70.0], 8, figures(20.0, -40.0, 80.0)) == ([4, 70.0], None)  # worse, within noise
+    assert rollback_target(start, 2, figures(-60.0, -126.0, 7.0)) == (start, None)  # not clearly below the start
+    assert rollback_target(start, 2, figures(-90.0, -160.0, -20.0)) == (start, 0)  # back to the starting model
+    # a sweep's Elo is infinite: its interval's finite end stands for it
+    assert rollback_target(start, 3, figures(math.inf, 287.0, math.inf)) == ([3, 287.0], None)
+    assert rollback_target([3, 287.0], 6, figures(150.0, 90.0, 210.0)) == ([3, 287.0], 3)
+
+
+def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restarts_from_it(
+        tmp_path, shared_data, monkeypatch):
+    """--rollback: generation 1 verifies at +50, generation 2 clearly below it. The run's best goes back to
+    g0001 (the actors' next games are g0001's), the learner goes on from g0001's weights, g0002 stays on disk
+    as it was exported, and a rerun goes on from there."""
+    from messiah.evaluator import Evaluator
+    from messiah.models.from_onnx import net_from_onnx
+    from messiah.train.rl import loop
+
+    scripted = {1: (50.0, 10.0, 90.0), 2: (-100.0, -150.0, -40.0), 3: (60.0, 20.0, 100.0)}
+
+    def verify(cfg, generation, candidate):
+        elo, low, high = scripted[generation]
+        return {"verify_games": 2, "verify_wins": 1, "verify_losses": 1, "verify_draws": 0, "verify_elo": elo,
+                "verify_elo_low": low, "verify_elo_high": high, "verify_s": 0.0}
+
+    monkeypatch.setattr(loop, "verify", verify)
+    monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
+    with pytest.raises(ValueError, match="--verify-every"):
+        tiny(tmp_path, shared_data, gate=False, rollback=True)
+    cfg = tiny(tmp_path, shared_data, gate=False, verify_every=1, rollback=True, generations=2)
+    loop.run(cfg)
+    out = tmp_path / "rl"
+    g1, g2 = (json.loads((out / "gens" / f"g000{g}.json").read_text()) for g in (1, 2))
+    assert "rolled_back_to" not in g1 and g1["best_generation"] == 1 and g1["verified_generation"] == 1
+    assert g2["rolled_back_to"] == 1 and g2["best_generation"] == 1 and g2["verified_generation"] == 1
+    models = out / "models"
+    assert (models / "best.onnx").read_bytes() == (models / "g0001.onnx").read_bytes()
+    assert (models / "g0002.onnx").read_bytes() != (models / "g0001.onnx").read_bytes()
+    state = torch.load(out / "learner.pt", weights_only=True)
+    for name, weight in net_from_onnx(models / "g0001.onnx").state_dict().items():
+        torch.testing.assert_close(state["net"][name], weight)
+        torch.testing.assert_close(state["target"][name], weight)
+    assert state["step"] == 2 * cfg.steps  # the step count goes on
+    header, *rows = (out / "log.csv").read_text().splitlines()
+    assert "rolled_back_to" in header.split(",") and len(rows) == 2
+
+    loop.run(tiny(tmp_path, shared_data, gate=False, verify_every=1, rollback=True, generations=3))
+    # generation 3's games were played by g0001, and g0003 (no gate: promoted) is the next best
+    assert Evaluator(models / "best-int8.onnx").metadata["messiah.generation"] == "1"
+    assert (models / "best.onnx").read_bytes() == (models / "g0003.onnx").read_bytes()
+    g3 = json.loads((out / "gens" / "g0003.json").read_text())
+    assert g3["verified_generation"] == 3 and "rolled_back_to" not in g3
+    games, _ = read_games(out / "selfplay" / "g0003.selfplay")
+    assert len(games) > 0

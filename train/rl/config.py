@@ -163,6 +163,11 @@ class RLConfig(Training):
     the run has gained without chaining lucky gates (0: no verification)"""
     verify_games: int = setting(200, runtime=True)
     """games of each verification (pairs of one opening with colours swapped)"""
+    rollback: bool = False
+    """with --verify-every: a candidate verified clearly below the best verified generation (the top of its
+    interval under that generation's Elo) sends the run back to that generation: the actors play with it and
+    the learner goes on from its weights with a fresh optimiser and target net. A run without gates plays each
+    candidate's games, so a drift feeds itself; this bounds it (the starting model counts as verified at 0)"""
     threads: int = setting(1, runtime=True)
     """the learner's torch threads (0: torch's own choice)"""
     ray: str = setting("", runtime=True)
@@ -185,6 +190,8 @@ class RLConfig(Training):
             raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:
             parse_sprt(self.gate_sprt)
+        if self.rollback and not self.verify_every:
+            raise UserError("--rollback acts on the verifications: give --verify-every N as well")
 
 
 def load_config(out: str | os.PathLike) -> RLConfig | None:

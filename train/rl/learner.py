@@ -369,6 +369,15 @@ class Learner:
             out[f"{name}_value_mse"] = figures["value_mse"]
         return out
 
+    def restart_from(self, model: Path) -> None:
+        """Go on from ``model``'s weights (an earlier generation's export) with a fresh optimiser and the target
+        net equal to it; the step count goes on. Saved at once, so a resumed run restarts from the same place."""
+        self.trainer.net.load_state_dict(net_from_onnx(model).state_dict())
+        self.trainer.optimizer.state.clear()
+        self.target.load_state_dict(self.trainer.net.state_dict())
+        self.target_step = self.steps_done
+        self.save()
+
     def export(self, path: Path, generation: int) -> Path:
         return self.trainer.export(path, loss=self.cfg.loss, generation=generation, run="messiah rl")
 

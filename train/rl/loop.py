@@ -64,6 +64,7 @@ LOG_FIELDS = [
     "floodgate_agreement", "gate_games", "gate_wins", "gate_losses", "gate_draws", "gate_score", "elo", "elo_low",
     "elo_high", "gate_s", "promoted", "best_generation", "total_elo", "verify_games", "verify_wins", "verify_losses",
     "verify_draws", "verify_elo", "verify_elo_low", "verify_elo_high", "verify_s",
+    "verified_generation", "rolled_back_to",
 ]
 
 
@@ -318,6 +319,20 @@ def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
             "sprt": decision}
 
 
+def rollback_target(verified: list, generation: int, figures: dict) -> tuple[list, int | None]:
+    """After a verification: the best verified [generation, Elo] and the generation to go back to (None: go on).
+    Back when the candidate's interval lies wholly below the best verified Elo; the candidate becomes the best
+    verified one when its Elo is higher. An infinite Elo (every game won or lost) counts as its interval's
+    finite end, so one lucky sweep does not make every later candidate look worse."""
+    best_generation, best_elo = verified
+    if figures["verify_elo_high"] < best_elo:
+        return verified, best_generation
+    elo = figures["verify_elo"] if math.isfinite(figures["verify_elo"]) else figures["verify_elo_low"]
+    if elo > best_elo:
+        return [generation, elo], None
+    return verified, None
+
+
 def verify(cfg: RLConfig, generation: int, candidate: Path) -> dict:
     """The candidate against the run's fixed reference, its starting model (verify/gNNNN): Elo with its
     interval. Other openings than the gates' (another seed)."""
@@ -428,7 +443,8 @@ def run(cfg: RLConfig) -> Path:
                        target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
                        learn_s=time.perf_counter() - learn_start, **learner.validate())
         candidate = out / "models" / f"g{g:04d}.onnx"
-        learner.export(candidate, g)
+        if not candidate.exists():  # written atomically after the last step; after a rollback it is not the learner's
+            learner.export(candidate, g)
         if cfg.gate:
             figures.update(gate(cfg, g, candidate, best))
         else:
@@ -439,10 +455,20 @@ def run(cfg: RLConfig) -> Path:
             shutil.copyfile(candidate, best.with_suffix(".tmp"))
             os.replace(best.with_suffix(".tmp"), best)
             state["best_generation"] = g
+        back = None
+        if cfg.rollback and "verify_elo" in figures:
+            state["verified"], back = rollback_target(state.get("verified", [0, 0.0]), g, figures)
+            figures["verified_generation"] = state["verified"][0]
+            if back is not None:
+                figures["rolled_back_to"] = state["best_generation"] = back
         figures["best_generation"] = state["best_generation"]
         figures["generation_s"] = time.perf_counter() - gen_start
         (out / "gens").mkdir(exist_ok=True)
         _write_json(out / "gens" / f"g{g:04d}.json", figures)
+        if back is not None:  # a kill before state.json replays this tail: both steps are idempotent
+            shutil.copyfile(out / "models" / f"g{back:04d}.onnx", best.with_suffix(".tmp"))
+            os.replace(best.with_suffix(".tmp"), best)
+            learner.restart_from(out / "models" / f"g{back:04d}.onnx")
         state = {**state, "generation": g + 1}
         _write_json(out / "state.json", state)
         write_log(out)
