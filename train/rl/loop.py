@@ -524,13 +524,16 @@ def plot_log(path: Path) -> Path:
         elo, low, high = (np.clip(np.array(log[k]), -800, 800) for k in ("elo", "elo_low", "elo_high"))
         ax.errorbar(gens, elo, yerr=[elo - low, high - elo], fmt="o", capsize=3, label="candidate vs best")
     line(ax, "total_elo", "sum over promotions")
-    with open(path, newline="") as f:  # verifications: only some generations' rows
-        verified = np.array([[float(r[k]) for k in ("generation", "verify_elo", "verify_elo_low", "verify_elo_high")]
-                             for r in csv.DictReader(f) if r.get("verify_elo") not in (None, "", "nan")])
+    with open(path, newline="") as f:  # verifications and rollbacks: only some generations' rows
+        rows = list(csv.DictReader(f))
+    verified = np.array([[float(r[k]) for k in ("generation", "verify_elo", "verify_elo_low", "verify_elo_high")]
+                         for r in rows if r.get("verify_elo") not in (None, "", "nan")])
     if len(verified):
         elo, low, high = (np.clip(verified[:, k], -800, 800) for k in (1, 2, 3))
         ax.errorbar(verified[:, 0], elo, yerr=[elo - low, high - elo], fmt="s", capsize=3,
                     label="candidate vs the start (fixed)")
+    for k, g in enumerate(float(r["generation"]) for r in rows if r.get("rolled_back_to")):
+        ax.axvline(g, color="tab:red", ls="--", lw=0.8, label=None if k else "rolled back")
     ax.axhline(0, color="grey", lw=0.5)
     ax.set_title("Elo (95% interval)")
     line(axes[0, 1], "mean_plies", "mean game length (plies)")
