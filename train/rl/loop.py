@@ -68,6 +68,12 @@ LOG_FIELDS = [
 ]
 
 
+def _copy_atomic(source: Path, path: Path) -> None:
+    """``path`` becomes a copy of ``source`` at once (a kill leaves the old file or the new, never half of one)."""
+    shutil.copyfile(source, path.with_suffix(".tmp"))
+    os.replace(path.with_suffix(".tmp"), path)
+
+
 def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_suffix(".tmp")
     tmp.write_text(json.dumps(data, indent=1))
@@ -361,8 +367,7 @@ def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     source = default_model_path() if cfg.init == "default" else Path(cfg.init)
     if cfg.init != "random" and source.suffix == ".onnx":
-        shutil.copyfile(source, path.with_suffix(".tmp"))
-        os.replace(path.with_suffix(".tmp"), path)
+        _copy_atomic(source, path)
     else:
         from messiah.models.export import export_onnx
 
@@ -452,8 +457,7 @@ def run(cfg: RLConfig) -> Path:
         if cfg.verify_every and g % cfg.verify_every == 0:
             figures.update(verify(cfg, g, candidate))
         if figures["promoted"]:
-            shutil.copyfile(candidate, best.with_suffix(".tmp"))
-            os.replace(best.with_suffix(".tmp"), best)
+            _copy_atomic(candidate, best)
             state["best_generation"] = g
         back = None
         if cfg.rollback and "verify_elo" in figures:
@@ -466,9 +470,8 @@ def run(cfg: RLConfig) -> Path:
         (out / "gens").mkdir(exist_ok=True)
         _write_json(out / "gens" / f"g{g:04d}.json", figures)
         if back is not None:  # a kill before state.json replays this tail: both steps are idempotent
-            shutil.copyfile(out / "models" / f"g{back:04d}.onnx", best.with_suffix(".tmp"))
-            os.replace(best.with_suffix(".tmp"), best)
-            learner.restart_from(out / "models" / f"g{back:04d}.onnx")
+            _copy_atomic(out / "models" / f"g{back:04d}.onnx", best)
+            learner.restart_from(best)
         state = {**state, "generation": g + 1}
         _write_json(out / "state.json", state)
         write_log(out)
