@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import glob
 import os
 import sys
+from pathlib import Path
 
 import cshogi
 import numpy as np
@@ -15,20 +15,47 @@ from messiah.paths import SHARED_DATA
 # Let the test modules import tests/reference_features.py as a plain module.
 sys.path.insert(0, os.path.dirname(__file__))
 
-TEACHER_GLOB = str(SHARED_DATA / "teacher" / "teacher_s*.hcpe")
+# The small data set the tests run on, in the repository (tests/make_fixtures.py makes it; README.md there).
+FIXTURES = Path(__file__).resolve().parent / "data"
+TEACHER = FIXTURES / "teacher.hcpe"  # 40 whole teacher games, 3,775 positions, from every teacher file
+GAMES = FIXTURES / "games.hcpe"  # 6 whole games from the start position, moves and results, no evals
+FORMATS = FIXTURES / "formats"
+OPENINGS = FIXTURES / "openings.sfen"
+MATES = FIXTURES / "mates"
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
-def teacher_paths() -> list[str]:
-    return sorted(glob.glob(TEACHER_GLOB))
+def require(present: bool, what: str) -> None:
+    """Skip the test with one reason when ``what`` it needs (the full shared data, a program) is absent; under
+    CI=true fail instead, so that CI cannot pass by skipping."""
+    if not present:
+        (pytest.fail if IN_CI else pytest.skip)(f"needs {what}")
+
+
+def shared(relative: str) -> Path:
+    """A file of the full shared data ($MESSIAH_DATA or ../shared/data), for the tests that need more than the
+    fixtures: skipped without it (failed under CI=true)."""
+    path = SHARED_DATA / relative
+    require(path.exists(), f"the shared data's {relative} (set MESSIAH_DATA; absent at {path})")
+    return path
+
+
+def program(path: str, package: str) -> str:
+    """An installed program a test needs (fairy-stockfish, chromium): skipped without it (failed under CI=true,
+    where .ci/run installs it). ``package`` is the Debian package that brings it."""
+    require(os.access(path, os.X_OK), f"{path} (Debian package {package})")
+    return path
+
+
+def read_hcpe(path: Path, count: int = -1) -> np.ndarray:
+    return np.fromfile(path, cshogi.HuffmanCodedPosAndEval, count=count)
 
 
 @pytest.fixture(scope="session")
 def teacher_records() -> np.ndarray:
-    """Every record of every teacher file, concatenated (about 600k HuffmanCodedPosAndEval)."""
-    paths = teacher_paths()
-    if not paths:
-        pytest.skip(f"no teacher data at {TEACHER_GLOB}")
-    return np.concatenate([np.fromfile(p, cshogi.HuffmanCodedPosAndEval) for p in paths])
+    """The fixture's teacher records: whole games of every teacher file."""
+    return read_hcpe(TEACHER)
 
 
 def spread_sample(records: np.ndarray, n: int, offset: int = 0) -> np.ndarray:
