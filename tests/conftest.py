@@ -24,6 +24,32 @@ OPENINGS = FIXTURES / "openings.sfen"
 MATES = FIXTURES / "mates"
 
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+GUARD = 30.0  # seconds a test waits for a search, a reply or a process: a guard against hanging, not a speed claim
+STEP = 0.01  # seconds a TickingTime moves at each reading
+LOOKS = 10  # readings a search may take past its time: the one that finds it up, then unwinding and reporting
+
+
+class TickingTime:
+    """A stand-in for the ``time`` module of a module that reads a clock (search.timeman, engine.mate,
+    engine.usi): each reading is ``STEP`` seconds after the one before, so a search's time is the number of times
+    it has read its clock, the same on any machine and under any load. No unit test asserts a wall-clock time."""
+
+    def __init__(self):
+        self.readings = 0
+
+    def perf_counter(self) -> float:
+        self.readings += 1
+        return self.readings * STEP
+
+
+@pytest.fixture
+def ticking(monkeypatch) -> TickingTime:
+    """Every search Clock made in the test runs on a TickingTime."""
+    from messiah.search import timeman
+
+    fake = TickingTime()
+    monkeypatch.setattr(timeman, "time", fake)
+    return fake
 
 
 def require(present: bool, what: str) -> None:

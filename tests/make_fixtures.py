@@ -21,8 +21,8 @@ What it writes, and from what (tests/data/README.md says the same for a reader o
 from __future__ import annotations
 
 import shutil
-from datetime import datetime
 import sys
+from datetime import datetime
 from pathlib import Path
 
 import cshogi
@@ -47,7 +47,7 @@ MATES_PER_FILE = {"mate1.tsv": 20, "mate3.tsv": 20, "mate5.tsv": 10}
 
 def game_slices(index: np.ndarray) -> list[slice]:
     ends = np.cumsum(index)
-    return [slice(int(end - length), int(end)) for end, length in zip(ends, index)]
+    return [slice(int(end - length), int(end)) for end, length in zip(ends, index, strict=True)]
 
 
 def teacher() -> np.ndarray:

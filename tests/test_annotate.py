@@ -5,11 +5,11 @@ from __future__ import annotations
 import cshogi
 import numpy as np
 import pytest
+from conftest import FORMATS, GAMES, read_hcpe
 from cshogi import CSA, KIF
 
 from messiah.cli import main
 from messiah.evaluator import Evaluator
-from messiah.paths import SHARED_DATA
 from messiah.tools.annotate import annotate_record, read_record, write_kif
 
 # White does not take back the bishop that took its own on 2b (3a2b would): it loses a bishop and lets a
@@ -96,15 +96,13 @@ def test_kif_comments_read_back_with_cshogi(tmp_path, evaluator, capsys):
     assert (tmp_path / "b.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
 
-def test_a_real_game_from_floodgate_reads_the_same_as_csa_and_kif(tmp_path):
-    path = SHARED_DATA / "floodgate" / "test.hcpe"
-    if not path.exists():
-        pytest.skip(f"no {path}")
-    records = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)[:30]
+def test_a_real_game_reads_the_same_as_csa_and_kif(tmp_path):
+    length = int(np.fromfile(f"{GAMES}.games", "<u4")[0])
+    records = read_hcpe(GAMES, length)  # the first game of the fixture's, whole
     board = cshogi.Board()
     board.set_hcp(records[0]["hcp"])
     start, moves = board.copy(), []
-    for record in records:  # the first game's first positions, consecutive in the file
+    for record in records:
         board.set_hcp(record["hcp"])
         moves.append(board.move_from_move16(record["bestMove16"]))
     csa = CSA.Exporter(str(tmp_path / "g.csa"))
@@ -119,6 +117,8 @@ def test_a_real_game_from_floodgate_reads_the_same_as_csa_and_kif(tmp_path):
     # A UTF-8 KIF saved as .kif (Shift_JIS by the format) is read too.
     (tmp_path / "g.kif").write_bytes((tmp_path / "g.kifu").read_bytes())
     games = [read_record(tmp_path / name) for name in ("g.csa", "g.kifu", "g.kif")]
+    # and the same game as the fixture's CSA and (Shift_JIS) KIF records, written by cshogi's exporters
+    games += [read_record(FORMATS / name) for name in ("game.csa", "game.kif")]
     assert all(g.moves == moves and g.sfen == start.sfen() for g in games)
 
 

@@ -1,7 +1,10 @@
 """The benchmark runs and reports consistent figures (no timing assertions: speed is not a test)."""
 
+from pathlib import Path
+
 import cshogi
 import pytest
+from conftest import TEACHER
 
 from messiah.evaluator import Evaluator
 from messiah.tools.bench import bench_core, position_set, scalar_twin
@@ -26,22 +29,21 @@ def test_bench_reports_every_figure(tmp_path):
     assert isinstance(positions.boards[0], cshogi.Board)
 
 
-def test_train_bench_reports_throughput_and_data_wait(tmp_path):
+def test_train_bench_reports_throughput_and_data_wait():
     pytest.importorskip("torch")
-    from messiah.tools.bench import DEFAULT_POSITIONS, TrainBench, bench_train
+    from messiah.tools.bench import TrainBench, bench_train
 
-    small = tmp_path / "small.hcpe"
-    small.write_bytes(DEFAULT_POSITIONS.read_bytes()[: 38 * 2000])
-    figures = bench_train(TrainBench(data=[str(small)], steps=2, workers=[0], batch_size=16, arch="3x8"))
+    figures = bench_train(TrainBench(data=[str(TEACHER)], steps=2, workers=[0], batch_size=16, arch="3x8"))
     assert figures["architecture"] == "3x8"
     row = figures["cpu, workers=0"]
     assert row["positions_per_s"] > 0 and row["steps_per_s"] > 0 and 0 <= row["data_wait_percent"] <= 100
 
 
 def test_shared_data_is_found_and_can_be_overridden(monkeypatch, tmp_path):
-    from messiah.paths import SHARED_DATA, shared_data
+    from messiah.paths import shared_data
 
-    assert (SHARED_DATA / "teacher" / "teacher_s6.hcpe").is_file()  # a clone outside /work finds it too
+    monkeypatch.delenv("MESSIAH_DATA", raising=False)  # a clone outside /work finds it beside the checkout
+    assert shared_data() == Path(__file__).resolve().parents[2] / "shared" / "data"
     monkeypatch.setenv("MESSIAH_DATA", str(tmp_path))
     assert shared_data() == tmp_path
 
@@ -56,12 +58,9 @@ def test_search_bench_compares_leaf_batch_sizes():
 
 
 def test_selfplay_bench_plays_the_games_and_reports_per_batch():
-    from messiah.paths import SHARED_DATA
     from messiah.tools.bench import SelfPlayBench, bench_selfplay
 
-    if not (SHARED_DATA / "openings").exists():
-        pytest.skip(f"no opening set at {SHARED_DATA}")
-
+    # with the shared opening set where it is, else (a clone without it) random plies from the start
     figures = bench_selfplay(SelfPlayBench(games=1, nodes=8, search_batch=[1, 4]))
     one, four = figures["search_batch=1"], figures["search_batch=4"]
     assert one["positions"] > 0 and one["positions_per_s"] > 0 and 0 < one["forward_share"] < 1

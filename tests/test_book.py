@@ -5,13 +5,12 @@ import random
 from collections import Counter
 
 import cshogi
-import numpy as np
 import pytest
+from conftest import FORMATS, GAMES, read_hcpe
 
 from messiah.engine.book import Book, BookMove, BookRules, flip_move, flip_sfen, read_book
 from messiah.engine.usi import UsiEngine
 from messiah.errors import DataError
-from messiah.paths import SHARED_DATA
 from messiah.tools.book import BookBuildConfig, build_book
 
 START = "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"
@@ -162,12 +161,12 @@ def test_an_unreadable_book_is_said_once_and_the_engine_plays_on(tmp_path):
     assert out[-1].startswith("bestmove")
 
 
-def test_a_book_from_floodgate_games_counts_their_opening_moves(tmp_path):
-    """The first moves of the floodgate games, counted here from the records directly, are the book's."""
-    path = SHARED_DATA / "floodgate" / "train.hcpe"
-    summary = build_book(BookBuildConfig(records=[str(path)], out=str(tmp_path / "fg.db"), plies=4, min_count=1))
+def test_a_book_from_game_records_counts_their_opening_moves(tmp_path):
+    """The first moves of the games (the fixture's, from the start position), counted here from the records
+    directly, are the book's."""
+    summary = build_book(BookBuildConfig(records=[str(GAMES)], out=str(tmp_path / "games.db"), plies=4, min_count=1))
     book = read_book(summary["book"])
-    rows = np.fromfile(path, cshogi.HuffmanCodedPosAndEval)
+    rows = read_hcpe(GAMES)
     board, first = cshogi.Board(), Counter()
     for row in rows:
         board.set_hcp(row["hcp"])
@@ -175,5 +174,16 @@ def test_a_book_from_floodgate_games_counts_their_opening_moves(tmp_path):
             first[cshogi.move_to_usi(board.move_from_move16(int(row["bestMove16"]) & 0xFFFF))] += 1
     assert {m.move: m.count for m in book.lookup(START)} == dict(first)
     assert summary["games"] == sum(first.values()) and max(int(s.split()[3]) for s in book.positions) <= 4
-    fewer = build_book(BookBuildConfig(records=[str(path)], out=str(tmp_path / "fg2.db"), plies=4, min_count=5))
-    assert all(m.count >= 5 for moves in read_book(fewer["book"]).positions.values() for m in moves)
+    # The first game once more, as the CSA record of it: only its first four moves are played twice, and only
+    # they are left with --min-count 2.
+    twice = build_book(BookBuildConfig(records=[str(GAMES), str(FORMATS / "game.csa")], out=str(tmp_path / "g2.db"),
+                                       plies=4, min_count=2))
+    assert twice["games"] == summary["games"] + 1
+    kept = read_book(twice["book"]).positions
+    lines = []
+    for row in rows[:4]:
+        board.set_hcp(row["hcp"])
+        lines.append((" ".join(board.sfen().split()[:3]), cshogi.move_to_usi(board.move_from_move16(
+            int(row["bestMove16"]) & 0xFFFF))))
+    assert sorted((" ".join(s.split()[:3]), m.move, m.count) for s, moves in kept.items() for m in moves) == \
+        sorted((sfen, move, 2) for sfen, move in lines)

@@ -11,8 +11,6 @@ from reference_features import CHANNEL_NAMES, reference_planes
 
 from messiah import features as F
 
-NUM_REFERENCE_POSITIONS = 4000
-
 # Channel numbers, spelled out here independently of the module's constants (checked against them below).
 KIND_P, KIND_L, KIND_N, KIND_S, KIND_G, KIND_B, KIND_R, KIND_K = range(8)
 PROMOTED = 8
@@ -90,8 +88,9 @@ def test_constants():
 
 
 @pytest.fixture(scope="module")
-def reference_sample(teacher_records, sample):
-    records = sample(teacher_records, NUM_REFERENCE_POSITIONS, offset=7)
+def reference_sample(teacher_records):
+    """Every position of the fixture's teacher games (3,775, from every teacher file)."""
+    records = teacher_records
     board = cshogi.Board()
     boards, expected = [], []
     for rec in records:

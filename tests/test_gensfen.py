@@ -3,22 +3,24 @@ rerun resumes toward the target, and every record is a position with a legal bes
 result. The records are checked here by replaying them with cshogi, not with the module's own helpers."""
 
 import json
-import os
 
 import cshogi
 import numpy as np
 import pytest
+from conftest import GAMES, program, read_hcpe
 
 from messiah.arena.client import EngineError
 from messiah.cli import main
-from messiah.paths import SHARED_DATA
 from messiah.train.gensfen import GensfenConfig, gensfen
 
 ENGINE = "/usr/games/fairy-stockfish"
-OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 HCPE = cshogi.HuffmanCodedPosAndEval
+OPENING_PLIES = 24  # as long as the shared set's floodgate openings (records2016_10818.sfen)
 
-pytestmark = pytest.mark.skipif(not os.access(ENGINE, os.X_OK), reason=f"no USI engine at {ENGINE}")
+
+@pytest.fixture
+def engine():
+    return program(ENGINE, "fairy-stockfish")
 
 
 def games_in(records: np.ndarray) -> list[np.ndarray]:
@@ -70,7 +72,7 @@ def check_records(records: np.ndarray) -> list[np.ndarray]:
     return games
 
 
-def test_generates_and_resumes_toward_the_target(tmp_path):
+def test_generates_and_resumes_toward_the_target(tmp_path, engine):
     out = tmp_path / "teacher.hcpe"
     first = gensfen(GensfenConfig(out, depth=1, positions=40, seed=3), progress=False)
     assert first["positions"] == first["new_positions"] == out.stat().st_size // 38 >= 40
@@ -96,9 +98,17 @@ def test_generates_and_resumes_toward_the_target(tmp_path):
     assert third["new_positions"] == 0 and out.read_bytes() == after
 
 
-def test_games_target_and_openings_through_the_cli(tmp_path, capsys):
+def test_games_target_and_openings_through_the_cli(tmp_path, capsys, engine):
+    # three 24-ply openings: the first moves of three of the fixture's games
+    rows, lengths, board, lines = read_hcpe(GAMES), np.fromfile(f"{GAMES}.games", "<u4"), cshogi.Board(), []
+    for start in [0, *np.cumsum(lengths)[:2].tolist()]:
+        usi = []
+        for row in rows[start : start + OPENING_PLIES]:
+            board.set_hcp(row["hcp"])
+            usi.append(cshogi.move_to_usi(board.move_from_move16(int(row["bestMove16"]))))
+        lines.append("startpos moves " + " ".join(usi))
     openings = tmp_path / "openings.sfen"
-    openings.write_text("\n".join(OPENINGS.read_text().splitlines()[:3]) + "\n")
+    openings.write_text("\n".join(lines) + "\n")
     out = tmp_path / "games.hcpe"
     args = ["gensfen", "--depth", "1", "--out", str(out), "--openings", str(openings), "--seed", "5", "--json"]
     main([*args, "--games", "2", "--workers", "2"])
@@ -131,8 +141,8 @@ def test_bad_engines_and_files_are_reported(tmp_path):
         gensfen(GensfenConfig(tmp_path / "a.hcpe", positions=1))
     foreign = tmp_path / "notes.hcpe"
     foreign.write_text("these are my notes, not teacher data\n" * 3)
-    with pytest.raises(ValueError, match="notes.hcpe"):
-        gensfen(GensfenConfig(foreign, depth=1, positions=1))
+    with pytest.raises(ValueError, match="notes.hcpe"):  # refused before the engine (/bin/true: none) starts
+        gensfen(GensfenConfig(foreign, engine="/bin/true", depth=1, positions=1))
     assert foreign.read_text().startswith("these are my notes")  # left untouched
     bad = tmp_path / "bad.sfen"
     bad.write_text("startpos moves 7g7f 3c3d\nstartpos moves 7g7f 7g7f\n")

@@ -3,7 +3,6 @@ the fit against the figures published with the teacher data."""
 
 import json
 import math
-import os
 import shutil
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import sys
 import cshogi
 import numpy as np
 import pytest
+from conftest import program, require, shared
 from cshogi import CSA
 from cshogi.elo import Elo
 
@@ -18,12 +18,14 @@ from messiah.arena.match import MatchReportConfig, match_report, recorded_games
 from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
 from messiah.config import parse_options
 from messiah.errors import DataError, UserError
-from messiah.paths import SHARED_DATA
 from messiah.tools.fitwinrate import engine_coefficients, fit_files, samples_from_csa
 from messiah.winrate import TEACHER, WinRateScale
 
 FAIRY = "/usr/games/fairy-stockfish"
-TEACHER_DATA = SHARED_DATA / "teacher"
+
+
+def require_messiah_usi() -> None:
+    require(shutil.which("messiah-usi") is not None, "messiah-usi on the PATH (pip install . installs it)")
 
 
 def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
@@ -48,21 +50,20 @@ def test_options_parse_names_with_spaces_and_reject_garbage():
 def test_fit_reproduces_the_published_teacher_scale():
     """../shared/data/README.md: teacher_s1 and s2 gave 1/a = 875, b = -0.08 by squared error and 872, -0.08
     by log-loss, from 160,802 positions."""
-    out = fit_files([str(TEACHER_DATA / "teacher_s1.hcpe"), str(TEACHER_DATA / "teacher_s2.hcpe")])
+    out = fit_files([str(shared("teacher/teacher_s1.hcpe")), str(shared("teacher/teacher_s2.hcpe"))])
     assert out["samples"] == 160_802
     assert out["mse"]["scale_cp"] == pytest.approx(875, abs=1) and out["mse"]["b"] == pytest.approx(-0.08, abs=0.005)
     assert out["logloss"]["scale_cp"] == pytest.approx(872, abs=1)
 
 
-@pytest.mark.skipif(not os.path.exists(FAIRY) and not os.environ.get("CI"), reason="fairy-stockfish not installed")
 def test_a_real_match_against_fairy_stockfish(tmp_path):
     """Two games (one opening, both colours) at a short byoyomi: no illegal move, no time loss, records
     written and readable, progress on stderr."""
+    program(FAIRY, "fairy-stockfish")
+    require_messiah_usi()
     out = tmp_path / "match"
     cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", FAIRY, "--opponent-option",
            "Skill Level=-20", "--games", "2", "--byoyomi", "300", "--draw", "200", "--out", str(out), "--json"]
-    if shutil.which("messiah-usi") is None:
-        pytest.skip("messiah-usi is not installed")
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
     assert done.returncode == 0, done.stderr[-2000:]
     summary = json.loads(done.stdout)
@@ -83,8 +84,7 @@ def test_a_real_match_against_fairy_stockfish(tmp_path):
 def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path):
     """--ponder with the opponent's USI_Ponder off: messiah (first) is sent go ponder on the opponent's time and
     answers each by ponderhit or stop, the opponent never is, and the report counts the ponderhits."""
-    if shutil.which("messiah-usi") is None:
-        pytest.skip("messiah-usi is not installed")
+    require_messiah_usi()
     out, opponent_log = tmp_path / "match", tmp_path / "opponent.log"
     # --out relative to the working directory, as a user writes it (cshogi starts engines in their own folder)
     cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", "messiah-usi", "--ponder",

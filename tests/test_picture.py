@@ -7,6 +7,7 @@ import xml.etree.ElementTree as ET
 
 import cshogi
 import pytest
+from conftest import require
 
 from messiah.cli import main
 from messiah.tools.analyze import analyze_position, read_position
@@ -93,8 +94,7 @@ def test_jupyter_shows_the_picture(analysis):
 
 
 def test_png(analysis, tmp_path):
-    if png_converter() is None:
-        pytest.skip("no rsvg-convert or cairosvg")
+    require(png_converter() is not None, "rsvg-convert (Debian package librsvg2-bin) or cairosvg")
     path = analysis.picture().save(tmp_path / "scores.png")
     data = path.read_bytes()
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000

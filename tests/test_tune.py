@@ -4,6 +4,7 @@ import csv
 import shutil
 
 import pytest
+from conftest import require
 
 from messiah.arena.tune import Param, TuneConfig, tune
 
@@ -17,8 +18,8 @@ def test_param_specs_parse_and_bad_ones_are_named():
             Param.parse(bad)
 
 
-@pytest.mark.skipif(shutil.which("messiah-usi") is None, reason="messiah-usi is not installed")
 def test_a_study_runs_games_logs_them_and_resumes(tmp_path):
+    require(shutil.which("messiah-usi") is not None, "messiah-usi on the PATH (pip install . installs it)")
     pytest.importorskip("optuna")
     cfg = TuneConfig(params=[Param.parse("PuctC:50:400")], trials=1, games=2, nodes=20,
                      options={"Search": "puct", "Threads": "1", "MateNodes": "0"}, out=str(tmp_path))

@@ -14,13 +14,13 @@ would hide a broken page.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import threading
 import urllib.request
 
 import cshogi
 import pytest
+from conftest import require
 from cshogi import CSA, KIF
 
 from messiah.evaluator import Evaluator
@@ -28,13 +28,6 @@ from messiah.tools.web import PlayServer, create_app
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
-
-
-def _need(condition: bool, why: str) -> None:
-    if not condition:
-        if os.environ.get("CI"):
-            pytest.fail(f"{why} (CI installs it: see .ci/run)")
-        pytest.skip(why)
 
 
 @pytest.fixture(scope="module")
@@ -52,13 +45,13 @@ def url():
 
 @pytest.fixture(scope="module")
 def browser():
-    _need(CHROMIUM is not None and CHROMEDRIVER is not None, "no chromium/chromedriver (apt install chromium "
-                                                             "chromium-driver)")
+    require(CHROMIUM is not None and CHROMEDRIVER is not None,
+            "chromium and chromedriver (Debian packages chromium, chromium-driver; .ci/run installs them)")
     try:
         from selenium import webdriver
         from selenium.webdriver.chrome.service import Service
     except ImportError:
-        _need(False, "selenium is not installed (pip install -e '.[dev]')")
+        require(False, "selenium (pip install -e '.[dev]')")
     options = webdriver.ChromeOptions()
     options.binary_location = CHROMIUM
     for flag in ("--headless=new", "--no-sandbox", "--disable-dev-shm-usage", "--window-size=1400,1400"):
