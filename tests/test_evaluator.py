@@ -5,6 +5,7 @@ import cshogi
 import numpy as np
 import onnx
 import pytest
+from conftest import TEACHER
 
 torch = pytest.importorskip("torch")
 
@@ -13,14 +14,12 @@ from messiah.features import board_planes  # noqa: E402
 from messiah.models.export import export_onnx  # noqa: E402
 from messiah.models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
 from messiah.moves import legal_move_indices  # noqa: E402
-from messiah.paths import SHARED_DATA  # noqa: E402
 
-TEACHER = SHARED_DATA / "teacher" / "teacher_s3.hcpe"
 TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
 
 
 def positions(n: int = 24) -> list[cshogi.Board]:
-    records = np.fromfile(TEACHER, cshogi.HuffmanCodedPosAndEval, count=50_000)
+    records = np.fromfile(TEACHER, cshogi.HuffmanCodedPosAndEval)
     boards = []
     for rec in records[:: len(records) // n][:n]:
         board = cshogi.Board()

@@ -10,17 +10,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from conftest import GAMES, TEACHER
 
 torch = pytest.importorskip("torch")
 
 import messiah.train.pretrain as pretrain  # noqa: E402
 from messiah.evaluator import Evaluator  # noqa: E402
 from messiah.models.net import AllMovesNet, NetConfig  # noqa: E402
-from messiah.paths import SHARED_DATA  # noqa: E402
 from messiah.train.data import TeacherData  # noqa: E402
 from messiah.train.loader import StepBatches, pack, unpack  # noqa: E402
 
-TEACHER = SHARED_DATA / "teacher" / "teacher_s4.hcpe"
 TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
 
 
@@ -176,16 +175,14 @@ def test_two_processes_train_data_parallel(small_data, tmp_path):
     assert state["step"] == 4 and state["world_size"] == 2
 
 
-FLOODGATE = SHARED_DATA / "floodgate" / "train.hcpe"
-
-
 def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_path):
-    """floodgate rows (eval 0 throughout: no evals) aim at their game's result, not at sigmoid(0) = 0.5; jsonl
-    rows without an eval or a result train only the ranking term; the loss says which rows did what."""
+    """Rows of game records (GAMES, as floodgate's: eval 0 throughout, no evals) aim at their game's result, not
+    at sigmoid(0) = 0.5; jsonl rows without an eval or a result train only the ranking term; the loss says which
+    rows did what."""
     import cshogi
 
-    path = tmp_path / "floodgate.hcpe"
-    path.write_bytes(FLOODGATE.read_bytes()[: 38 * 400])
+    path = tmp_path / "games.hcpe"
+    path.write_bytes(GAMES.read_bytes()[: 38 * 400])
     data = TeacherData([str(path)])
     batch = pretrain.batch_tensors(data.gather(data.train_index[:128]).batch())
     records = data.records(data.train_index[:128])

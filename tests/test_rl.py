@@ -12,6 +12,7 @@ import warnings
 import cshogi
 import numpy as np
 import pytest
+from conftest import GAMES, OPENINGS, TEACHER
 
 from messiah.train.data import game_index_path, read_records
 from messiah.train.rl.records import (
@@ -31,17 +32,6 @@ from messiah.train.rl.records import (
 from messiah.train.rl.targets import flip, game_targets, lambda_returns
 
 torch = pytest.importorskip("torch")
-
-TEACHER = "teacher_s5.hcpe"  # the smallest shared teacher file
-
-
-@pytest.fixture
-def shared_data():
-    from messiah.paths import SHARED_DATA
-
-    if not (SHARED_DATA / "teacher" / TEACHER).exists():
-        pytest.skip(f"no shared data at {SHARED_DATA}")
-    return SHARED_DATA
 
 
 # --------------------------------------------------------------------------- lambda-returns
@@ -237,23 +227,25 @@ def test_leaf_batcher_gives_each_game_its_own_scores():
 
 # --------------------------------------------------------------------------- end to end
 
-def tiny(tmp_path, shared_data, **overrides):
+def tiny(tmp_path, **overrides):
+    """A tiny run on the fixtures: the teacher fixture's rows and the fixture's 8-ply openings (not the
+    default, the shared data's openings where they are: the run is the same with or without them)."""
     from messiah.models.config import NetConfig
     from messiah.train.rl.config import RLConfig
 
     settings = dict(out=str(tmp_path / "rl"), init="random", net=NetConfig(channels=8, blocks=1, head_channels=4,
                                                                           embed_dim=16),
                     generations=1, games=2, actors=1, nodes=8, mate_nodes=200, max_ply=50, steps=3, batch_size=16,
-                    checkpoint_every=2, window=10_000, teacher=[str(shared_data / "teacher" / TEACHER)],
+                    checkpoint_every=2, window=10_000, teacher=[str(TEACHER)], openings=str(OPENINGS),
                     val_positions=64, gate_games=2, gate_nodes=4, gate_jobs=1, progress=False, threads=1, seed=5)
     settings.update(overrides)
     return RLConfig(**settings)
 
 
-def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, shared_data):
+def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
     from messiah.train.rl.loop import run
 
-    cfg = tiny(tmp_path, shared_data, verify_every=1, verify_games=2)
+    cfg = tiny(tmp_path, verify_every=1, verify_games=2)
     best = run(cfg)
     out = tmp_path / "rl"
     assert best.exists() and (out / "models" / "g0001.onnx").exists()
@@ -280,10 +272,10 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
     steps_before = torch.load(out / "learner.pt", weights_only=True)["step"]
 
     # a kill -9 in generation 2's self-play, halfway through writing its second game
-    cfg2 = tiny(tmp_path, shared_data, generations=2, verify_every=2, verify_games=2)
+    cfg2 = tiny(tmp_path, generations=2, verify_every=2, verify_games=2)
     from messiah.train.rl.loop import selfplay
 
-    selfplay(tiny(tmp_path, shared_data, games=1), 2, best)  # only the first game of generation 2 (same seeds)
+    selfplay(tiny(tmp_path, games=1), 2, best)  # only the first game of generation 2 (same seeds)
     path = out / "selfplay" / "g0002.selfplay"
     one_game = path.read_bytes()
     with open(path, "ab") as f:
@@ -304,7 +296,7 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path, 
     run(cfg2)
     assert len((out / "log.csv").read_text().splitlines()) == 3
     with pytest.raises(ValueError, match="lam 0.7 -> 0.5"):
-        run(tiny(tmp_path, shared_data, generations=2, lam=0.5))
+        run(tiny(tmp_path, generations=2, lam=0.5))
 
 
 def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monkeypatch):
@@ -328,13 +320,13 @@ def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monk
     assert loop.missing_data(full) == []
 
 
-def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared_data):
+def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):
     from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
     from messiah.train.rl.loop import selfplay
 
     os.environ["MESSIAH_RL_INPROCESS"] = "1"
     try:
-        cfg = tiny(tmp_path, shared_data, steps=4, checkpoint_every=2)
+        cfg = tiny(tmp_path, steps=4, checkpoint_every=2)
         (tmp_path / "rl").mkdir()
         from messiah.models.export import export_onnx
 
@@ -357,17 +349,17 @@ def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path, shared
         del os.environ["MESSIAH_RL_INPROCESS"]
 
 
-def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_path, shared_data, monkeypatch):
+def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_path, monkeypatch):
     import messiah.train.rl.learner as learner_module
     from messiah.errors import UserError
     from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
     from messiah.train.rl.loop import selfplay
 
     with pytest.raises(UserError, match="more than the whole batch"):
-        tiny(tmp_path, shared_data, teacher_fraction=0.6, strong_fraction=0.5)
+        tiny(tmp_path, teacher_fraction=0.6, strong_fraction=0.5)
     monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
-    strong = shared_data / "floodgate" / "train.hcpe"
-    cfg = tiny(tmp_path, shared_data, teacher_fraction=0.25, strong_fraction=0.25, strong=[str(strong)])
+    strong = GAMES  # game records: the moves played and the results, as the shared floodgate games
+    cfg = tiny(tmp_path, teacher_fraction=0.25, strong_fraction=0.25, strong=[str(strong)])
     (tmp_path / "rl").mkdir()
     from messiah.models.export import export_onnx
 
@@ -450,7 +442,7 @@ def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
     assert tree_rows(searcher, board, played, GameSpec(0, 1, None, 0), RLConfig(teacher=[], strong=[])) == []
 
 
-def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_path, shared_data, monkeypatch):
+def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_path, monkeypatch):
     """--tree-visits: the game file keeps only the games' positions (its index unchanged), the tree file beside
     it holds the TREE rows with their own index, the log counts them, and a batch draws --tree-fraction of its
     rows from them, with move values and no return."""
@@ -458,7 +450,7 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     from messiah.train.rl.loop import run
 
     monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
-    cfg = tiny(tmp_path, shared_data, tree_visits=2, tree_fraction=0.25, nodes=24, gate=False)
+    cfg = tiny(tmp_path, tree_visits=2, tree_fraction=0.25, nodes=24, gate=False)
     run(cfg)
     out = tmp_path / "rl"
     games, starts = read_games(out / "selfplay" / "g0001.selfplay")
@@ -502,13 +494,13 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
         assert [r["total_elo"] for r in csv.DictReader(f)] == ["30.0", "30.0", "42.5", ""]
 
 
-def test_actors_on_a_local_ray_instance(tmp_path, shared_data):
+def test_actors_on_a_local_ray_instance(tmp_path):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx
     from messiah.train.rl.learner import initial_net
     from messiah.train.rl.loop import selfplay
 
-    cfg = tiny(tmp_path, shared_data, ray="local", games=3, actors=2)
+    cfg = tiny(tmp_path, ray="local", games=3, actors=2)
     (tmp_path / "rl").mkdir()
     model = export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx")
     try:
@@ -538,7 +530,7 @@ def test_rollback_goes_back_only_when_the_candidate_is_clearly_below_the_best_ve
 
 
 def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restarts_from_it(
-        tmp_path, shared_data, monkeypatch):
+        tmp_path, monkeypatch):
     """--rollback: generation 1 verifies at +50, generation 2 clearly below it. The run's best goes back to
     g0001 (the actors' next games are g0001's), the learner goes on from g0001's weights, g0002 stays on disk
     as it was exported, and a rerun goes on from there."""
@@ -556,8 +548,8 @@ def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restar
     monkeypatch.setattr(loop, "verify", verify)
     monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
     with pytest.raises(ValueError, match="--verify-every"):
-        tiny(tmp_path, shared_data, gate=False, rollback=True)
-    cfg = tiny(tmp_path, shared_data, gate=False, verify_every=1, rollback=True, generations=2)
+        tiny(tmp_path, gate=False, rollback=True)
+    cfg = tiny(tmp_path, gate=False, verify_every=1, rollback=True, generations=2)
     loop.run(cfg)
     out = tmp_path / "rl"
     g1, g2 = (json.loads((out / "gens" / f"g000{g}.json").read_text()) for g in (1, 2))
@@ -574,7 +566,7 @@ def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restar
     header, *rows = (out / "log.csv").read_text().splitlines()
     assert "rolled_back_to" in header.split(",") and len(rows) == 2
 
-    loop.run(tiny(tmp_path, shared_data, gate=False, verify_every=1, rollback=True, generations=3))
+    loop.run(tiny(tmp_path, gate=False, verify_every=1, rollback=True, generations=3))
     # generation 3's games were played by g0001, and g0003 (no gate: promoted) is the next best
     assert Evaluator(models / "best-int8.onnx").metadata["messiah.generation"] == "1"
     assert (models / "best.onnx").read_bytes() == (models / "g0003.onnx").read_bytes()

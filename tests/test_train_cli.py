@@ -10,12 +10,12 @@ import subprocess
 import sys
 
 import pytest
+from conftest import FORMATS, TEACHER
 
 from messiah.cli import build_parser, main
 from messiah.config import from_args, from_dict, run_changes
 from messiah.paths import SHARED_DATA
 
-TEACHER = SHARED_DATA / "teacher" / "teacher_s4.hcpe"
 TINY = ["--channels", "8", "--blocks", "1", "--head-channels", "4", "--embed-dim", "16", "--threads", "1",
         "--batch-size", "16", "--val-positions", "64", "--warmup", "1", "--no-progress", "--no-export"]
 
@@ -145,13 +145,22 @@ def test_export_of_a_file_that_is_no_checkpoint_is_one_line(tmp_path, capsys):
 
 
 def test_too_little_data_to_validate_is_one_line(tmp_path, capsys):
-    """The first 100 records of teacher_s1 (one game): the held-out tail, cut at a game boundary, is
-    empty; a 56-record psv file: no held-out position has a legal teacher move. Both crashed inside
-    validation (ZeroDivisionError, IndexError)."""
+    """The first 100 records of the teacher fixture (of its first game): the held-out tail, cut at a game
+    boundary, is empty; the fixture's psv file with its last 10 moves blanked (as cshogi's psv_to_hcpe3
+    sample, whose moves are mostly in another encoding): no held-out position has a legal teacher move.
+    Both crashed inside validation (ZeroDivisionError, IndexError)."""
+    import cshogi
+    import numpy as np
+
     pytest.importorskip("torch")
+    assert np.fromfile(f"{TEACHER}.games", "<u4")[0] >= 100
     small = tmp_path / "r100.hcpe"
-    small.write_bytes((SHARED_DATA / "teacher" / "teacher_s1.hcpe").read_bytes()[: 38 * 100])
-    for data in (small, SHARED_DATA / "formats" / "psv_to_hcpe3_sample.psv"):
+    small.write_bytes(TEACHER.read_bytes()[: 38 * 100])
+    psv = np.fromfile(FORMATS / "sample.psv", cshogi.PackedSfenValue)
+    psv["move"][-10:] = 0  # no move: never legal
+    blanked = tmp_path / "blanked.psv"
+    psv.tofile(blanked)
+    for data in (small, blanked):
         err = one_line_error(capsys, ["pretrain", str(data), "--out", str(tmp_path / data.stem), "--steps", "2",
                                       *TINY], "pretrain")
         assert "too little data to validate" in err

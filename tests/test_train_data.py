@@ -7,10 +7,9 @@ import cshogi
 import cshogi.CSA
 import numpy as np
 import pytest
-from conftest import mirror_board, mirror_usi
+from conftest import FORMATS, GAMES, TEACHER, mirror_board, mirror_usi, shared
 
 from messiah.moves import move_index
-from messiah.paths import SHARED_DATA
 from messiah.train.data import (
     HCPE,
     TeacherData,
@@ -27,8 +26,6 @@ from messiah.train.data import (
     split_by_game,
 )
 
-TEACHER = SHARED_DATA / "teacher" / "teacher_s2.hcpe"
-
 
 def test_truncated_file_names_the_file(tmp_path):
     data = TEACHER.read_bytes()[: 38 * 10 + 7]
@@ -43,10 +40,15 @@ def test_truncated_file_names_the_file(tmp_path):
 
 
 def test_split_is_by_game():
-    records = read_hcpe(TEACHER)[:20_000]
+    """The file read bare (no game index): the split guesses the games and starts the validation part at the
+    first game start past 90% of the records, which the game index beside the file says."""
+    records = read_hcpe(TEACHER)
     train, val = split_by_game(records, 0.1)
     assert len(train) + len(val) == len(records) and train[-1] + 1 == val[0]
-    assert 0.08 < len(val) / len(records) < 0.12
+    # (On 20,000 records of one teacher file a game is about 0.5% of them, and the test asked for 8-12% held
+    # out; of the fixture's 3,775 one game is up to 5.5%, so the test checks the exact start instead.)
+    starts = np.cumsum(np.fromfile(f"{TEACHER}.games", "<u4"))[:-1]
+    assert val[0] == starts[starts >= int(len(records) * 0.9)][0]
     # The first validation position starts a game: it is not the previous position after any legal move.
     board = cshogi.Board()
     board.set_hcp(records["hcp"][val[0] - 1])
@@ -100,10 +102,13 @@ def test_mirrored_batch_is_the_batch_of_the_mirrored_positions():
 
 # --- readers of other formats -------------------------------------------------------------------------
 
-DATA = SHARED_DATA
-FORMATS = DATA / "formats"
-FIXTURES = ["psv_to_hcpe3_sample", "psv_to_hcpe3_yaneuraou_sample"]
-FLOODGATE = DATA / "floodgate" / "test.hcpe"
+
+def psv_pair(name: str) -> tuple[Path, Path]:
+    """A psv file and its hcpe twin: the fixture's (packed by cshogi), or the shared data's pair whose psv
+    YaneuraOu itself wrote."""
+    if name == "sample":
+        return FORMATS / "sample.psv", FORMATS / "sample.hcpe"
+    return shared(f"formats/{name}.psv"), shared(f"formats/{name}.hcpe")
 
 
 def sfen_of(hcp: np.ndarray) -> str:
@@ -120,12 +125,13 @@ def assert_same_records(got: np.ndarray, expected: np.ndarray) -> None:
         assert np.array_equal(got[name], expected[name]), name
 
 
-@pytest.mark.parametrize("name", FIXTURES)
+@pytest.mark.parametrize("name", ["sample", "psv_to_hcpe3_yaneuraou_sample"])
 def test_psv_decodes_like_its_hcpe_twin(name):
-    psv = read_records(FORMATS / f"{name}.psv")
-    hcpe = read_hcpe(FORMATS / f"{name}.hcpe")
+    psv_path, hcpe_path = psv_pair(name)
+    psv = read_records(psv_path)
+    hcpe = read_hcpe(hcpe_path)
     assert_same_records(psv[:], np.asarray(hcpe))
-    assert_same_records(psv_to_hcpe(read_psv(FORMATS / f"{name}.psv")), np.asarray(hcpe))
+    assert_same_records(psv_to_hcpe(read_psv(psv_path)), np.asarray(hcpe))
     rows = np.array([5, 0, len(hcpe) - 1, 5])  # lazy gathering: any order, repeats, single rows
     assert_same_records(psv[rows], np.asarray(hcpe)[rows])
     assert sfen_of(psv[3]["hcp"]) == sfen_of(hcpe[3]["hcp"])
@@ -136,14 +142,14 @@ def test_psv_decodes_like_its_hcpe_twin(name):
 
 
 def test_bad_psv_files_name_the_file(tmp_path):
-    data = (FORMATS / "psv_to_hcpe3_sample.psv").read_bytes()
+    data = (FORMATS / "sample.psv").read_bytes()
     cases = {"cut.psv": data[: 40 * 3 + 11], "empty.bin": b"", "text.psv": b"not a psv file at all, 40 bytes long!!!\n"}
     for name, content in cases.items():
         (tmp_path / name).write_bytes(content)
         with pytest.raises(ValueError, match=name):
             read_records(tmp_path / name)
     # a game_result outside -1..1: an hcpe file whose size happens to fit 40-byte records
-    hcpe = (DATA / "teacher" / "teacher_s2.hcpe").read_bytes()[: 38 * 40]
+    hcpe = TEACHER.read_bytes()[: 38 * 40]
     (tmp_path / "hcpe.psv").write_bytes(hcpe)
     with pytest.raises(ValueError, match="hcpe.psv"):
         read_records(tmp_path / "hcpe.psv")
@@ -167,18 +173,19 @@ def test_bad_psv_files_name_the_file(tmp_path):
     (tmp_path / "crash.psv").write_bytes(damaged)
     with pytest.raises(ValueError, match=r"crash.psv: record 5 is not a valid psv record \(a king off the board\)"):
         read_records(tmp_path / "crash.psv")
-    hcpe = bytearray((FORMATS / "psv_to_hcpe3_sample.hcpe").read_bytes())
+    hcpe = bytearray((FORMATS / "sample.hcpe").read_bytes())
     hcpe[38 * 9 : 38 * 9 + 2] = b"\xff\xff"
     (tmp_path / "crash.hcpe").write_bytes(hcpe)
     with pytest.raises(ValueError, match=r"crash.hcpe: record 9 is not a valid hcpe record \(a king off the board\)"):
         read_records(tmp_path / "crash.hcpe")
 
 
-def floodgate_games(count: int) -> list[np.ndarray]:
-    """The first ``count`` floodgate games: each starts at the initial position (the file's own layout)."""
-    records = np.fromfile(FLOODGATE, HCPE, count=5000)
-    starts = [i for i, h in enumerate(records["hcp"]) if sfen_of(h) == cshogi.STARTING_SFEN]
-    return [records[a:b] for a, b in zip(starts, starts[1:], strict=False)][:count]
+def recorded_games(count: int) -> list[np.ndarray]:
+    """The first ``count`` of the fixture's game records (GAMES: whole games from the initial position, the
+    moves played and the results, no evals, as floodgate's), cut by the game index beside the file."""
+    records = np.fromfile(GAMES, HCPE)
+    ends = np.cumsum(np.fromfile(f"{GAMES}.games", "<u4"))
+    return [records[a:b] for a, b in zip([0, *ends[:-1]], ends, strict=True)][:count]
 
 
 def played_moves(game: np.ndarray) -> tuple[list[int], cshogi.Board]:
@@ -206,7 +213,7 @@ def write_csa(path: Path, games: list[np.ndarray], endgame: bool = True) -> None
 
 
 def test_csa_games_decode_like_the_hcpe_they_were_written_from(tmp_path):
-    games = floodgate_games(4)
+    games = recorded_games(4)
     for game in games:  # %TORYO after the last move says the last mover won: true of these games
         board = cshogi.Board()
         board.set_hcp(game["hcp"][-1])
@@ -224,7 +231,7 @@ def test_csa_games_decode_like_the_hcpe_they_were_written_from(tmp_path):
 
 
 def test_unfinished_game_has_no_known_result_unless_it_ends_in_mate(tmp_path):
-    games = floodgate_games(8)
+    games = recorded_games(6)
     mated = next(g for g in games if played_moves(g)[1].is_game_over())
     unfinished = next(g for g in games if not played_moves(g)[1].is_game_over())
     write_csa(tmp_path / "open.csa", [mated, unfinished], endgame=False)
@@ -245,7 +252,7 @@ def test_kif_game_decodes_like_the_hcpe_it_was_written_from(tmp_path, suffix):
 
     import cshogi.KIF
 
-    game = floodgate_games(2)[1]
+    game = recorded_games(2)[1]
     path = tmp_path / f"game{suffix}"
     exporter = cshogi.KIF.Exporter(str(path))  # cp932 for .kif, utf-8 for .kifu
     exporter.header(["先手", "後手"], starttime=datetime(2024, 1, 1))
@@ -262,7 +269,7 @@ def test_csa_scores_become_evals_for_the_side_to_move(tmp_path):
     view) come back as the teacher's evals (side to move's view)."""
     from cshogi.cli import usi_info_to_csa_comment
 
-    records = np.fromfile(DATA / "teacher" / "teacher_s2.hcpe", HCPE, count=3000)
+    records = np.fromfile(TEACHER, HCPE)
     board = cshogi.Board()
     run = [0]  # a stretch of records in which each position follows from the last by the teacher's move
     for i in range(1, len(records)):
@@ -293,10 +300,10 @@ def test_csa_scores_become_evals_for_the_side_to_move(tmp_path):
 
 
 def test_bad_game_records_name_the_file(tmp_path):
-    write_csa(tmp_path / "good.csa", floodgate_games(1))
+    write_csa(tmp_path / "good.csa", recorded_games(1))
     lines = (tmp_path / "good.csa").read_text().splitlines()
     moves = [i for i, line in enumerate(lines) if line[:1] in "+-" and len(line) == 7]
-    lines[moves[10]] = lines[moves[10]][0] + "5958OU"  # no king on 59 by move 11: an illegal move
+    lines[moves[10]] = lines[moves[10]][0] + "5957OU"  # a king two squares forward: an illegal move anywhere
     (tmp_path / "illegal.csa").write_text("\n".join(lines) + "\n")
     with pytest.raises(ValueError, match=r"illegal.csa.*move 11"):
         read_records(tmp_path / "illegal.csa")
@@ -315,19 +322,19 @@ def test_bad_game_records_name_the_file(tmp_path):
             read_records(tmp_path / name)
 
 
-def test_count_games_finds_the_floodgate_games():
-    records = np.fromfile(FLOODGATE, HCPE, count=3000)
+def test_count_games_finds_the_recorded_games():
+    records = np.fromfile(GAMES, HCPE)
     starts = sum(sfen_of(h) == cshogi.STARTING_SFEN for h in records["hcp"])
-    assert count_games(records) == starts
+    assert count_games(records) == starts == len(np.fromfile(f"{GAMES}.games", "<u4"))
 
 
 def test_a_game_index_gives_exact_boundaries_where_guessing_fails(tmp_path):
-    """Every third position of six floodgate games (3 plies apart, as in psv files with unscored plies):
+    """Every third position of six recorded games (3 plies apart, as in psv files with unscored plies):
     the guess cannot follow a game and splits by position, and says so; the game index beside the file
     (what gensfen writes) gives the exact games."""
     import warnings
 
-    gapped = [game[::3] for game in floodgate_games(6)]
+    gapped = [game[::3] for game in recorded_games(6)]
     path = tmp_path / "gapped.hcpe"
     np.concatenate(gapped).tofile(path)
     starts = np.cumsum([0] + [len(g) for g in gapped])[:-1].tolist()
@@ -349,17 +356,16 @@ def test_a_game_index_gives_exact_boundaries_where_guessing_fails(tmp_path):
 
 
 def test_teacher_data_mixes_formats(tmp_path):
-    games = floodgate_games(3)
+    games = recorded_games(3)
     write_csa(tmp_path / "three.csa", games)
-    paths = [TEACHER, FORMATS / "psv_to_hcpe3_yaneuraou_sample.psv", tmp_path / "three.csa"]
+    paths = [TEACHER, FORMATS / "sample.psv", tmp_path / "three.csa"]
     data = TeacherData(paths, val_fraction=0.5)
     assert data.has_evals == [True, True, False]
-    sizes = [len(read_hcpe(TEACHER)), 30, sum(len(g) for g in games)]
+    sizes = [len(read_hcpe(TEACHER)), len(read_hcpe(FORMATS / "sample.hcpe")), sum(len(g) for g in games)]
     for f, size in enumerate(sizes):
         rows = np.concatenate([data.train_index, data.val_index])
         assert sorted(rows[rows[:, 0] == f, 1].tolist()) == list(range(size))
-    expected = [np.asarray(read_hcpe(TEACHER)), read_hcpe(FORMATS / "psv_to_hcpe3_yaneuraou_sample.hcpe"),
-                np.concatenate(games)]
+    expected = [np.asarray(read_hcpe(TEACHER)), read_hcpe(FORMATS / "sample.hcpe"), np.concatenate(games)]
     pick = np.concatenate([data.train_index[:: len(data.train_index) // 50], data.val_index[-20:]])
     got = data.records(pick)
     for (f, i), rec in zip(pick, got, strict=True):
@@ -373,8 +379,10 @@ def test_records_pickle_as_file_names():
 
     records = read_records(TEACHER)
     blob = pickle.dumps(records)
-    assert records.game_starts is not None and len(records.game_starts) > 1000  # teacher_s1 has a game index
-    assert len(blob) < 10_000  # the file is 6 MB and its game index 7 kB: both travel by name
+    assert records.game_starts is not None and len(records.game_starts) == 40  # the fixture has a game index
+    # both travel by name: the file's 143 kB are not in the pickle, nor are the game starts' bytes (a few
+    # hundred, too few for the size alone to show)
+    assert len(blob) < 10_000 and records.game_starts.tobytes() not in blob
     again = pickle.loads(blob)
     assert again[123].tobytes() == records[123].tobytes() and len(again) == len(records)
     assert np.array_equal(again.game_starts, records.game_starts)
@@ -383,7 +391,7 @@ def test_records_pickle_as_file_names():
 def test_teacher_records_written_as_psv_read_back_the_same(tmp_path):
     """hcpe -> psv with cshogi's own encoders (to_psfen, move16_to_psv, result for the side to move), then
     back through the reader: thousands of real positions, drops and promotions among their moves."""
-    records = np.fromfile(TEACHER, HCPE, count=4000)
+    records = np.fromfile(TEACHER, HCPE)
     psv = np.zeros(len(records), cshogi.PackedSfenValue)
     board = cshogi.Board()
     for i, rec in enumerate(records):
