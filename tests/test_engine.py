@@ -8,13 +8,14 @@ import inspect
 
 import cshogi
 import pytest
+from conftest import LOOKS, STEP, TEACHER, TickingTime
 
 import messiah.engine.engine as engine_module
 from messiah.engine.engine import Engine, engine_settings
 from messiah.engine.options import UsiError, usi_options
 from messiah.engine.usi import UsiEngine
 from messiah.evaluator import Evaluator
-from messiah.search import SEARCHERS, Searcher, SearchOption, search_options
+from messiah.search import SEARCHERS, Searcher, SearchOption, TimeBudget, search_options, timeman
 from messiah.search.mcts import Puct
 
 
@@ -165,7 +166,7 @@ def test_the_bench_and_the_actors_play_the_engines_searcher(evaluator, built):
     from messiah.train.rl.config import RLConfig
     from messiah.train.rl.selfplay import make_game_searcher
 
-    bench_search(evaluator, position_set(limit=1), 0.01, ["puct"])
+    bench_search(evaluator, position_set(TEACHER, limit=1), 0.01, ["puct"])
     make_game_searcher(RLConfig(search="ucb1", search_batch=2, mate_nodes=2000), evaluator)
     assert played_by(built[0]) == {"class": "Puct", "batch_size": 8, "c": 0.5, "temperature": 0.024,
                                    "prior_visits": 1.0, "mate_nodes": 0, "cache": 256 * MB // 2 // 1600,
@@ -174,9 +175,14 @@ def test_the_bench_and_the_actors_play_the_engines_searcher(evaluator, built):
                                    "mate_nodes": 2000, "cache": 256 * MB // 2 // 1600, "multipv": 1, "draw_ply": 0}
 
 
-def test_the_engine_searches_a_movetime_as_go_movetime_does(evaluator):
-    """movetime 300: 300 ms less the 50 ms ByoyomiMargin, as `go movetime 300` gives the USI engine."""
-    result = Engine.from_options({"Search": "ucb1"}, evaluator).search(cshogi.Board(), movetime=300)
-    assert 0.25 <= result.elapsed < 0.25 + 0.3
+def test_the_engine_searches_a_movetime_as_go_movetime_does(evaluator, monkeypatch):
+    """movetime 300: 300 ms less the 50 ms ByoyomiMargin, as `go movetime 300` gives the USI engine, a hard
+    limit. On a clock that ticks at each reading (conftest.TickingTime) the search ends there: not before
+    0.25 s, and no more than a few readings after."""
+    engine = Engine.from_options({"Search": "ucb1"}, evaluator)
+    assert engine.budget({"movetime": 300}, cshogi.Board()) == TimeBudget(0.25, None, 0.25)
+    monkeypatch.setattr(timeman, "time", TickingTime())
+    result = engine.search(cshogi.Board(), movetime=300)
+    assert 0.25 <= result.elapsed <= 0.25 + LOOKS * STEP, result.elapsed
     nodes = Engine.from_options({"NodesLimit": "20"}, evaluator).search(cshogi.Board(), nodes=500).nodes
     assert nodes == 20  # NodesLimit caps a tool's request as it caps a go's

@@ -2,13 +2,14 @@
 distances survive the transposition table and the tree kept between moves, a batch backs each new leaf up
 once, and a stopped aspiration re-search reports no bound as a value.
 
-Mate lengths come from the problem files (../shared/data/mates) and from replaying lines with cshogi,
+Mate lengths come from the problem files (the fixture's, tests/data/mates) and from replaying lines with cshogi,
 never from the search under test. Budgets are nodes, not time."""
 
 import threading
 
 import cshogi
 import pytest
+from conftest import OPENINGS
 from test_search import problems
 
 from messiah.evaluator import Evaluator
@@ -136,17 +137,25 @@ class StoppedAtFailedPass(AlphaBeta):
 
 
 def test_a_stopped_aspiration_research_reports_no_bound(evaluator):
-    """From the start position the depth-2 pass fails low of the depth-1 window; stopped in its re-search,
-    the search has only a bound for that iteration, so it must report the last complete iteration's line,
-    not the bound."""
-    stop = threading.Event()
-    searcher = StoppedAtFailedPass(evaluator, stop)
-    reports: list[SearchResult] = []
-    result = searcher.search(cshogi.Board(), Limits(depth=4), reports.append, Clock(stop=stop))
-    assert searcher.failed is not None, "no pass failed: the test needs another position"
-    complete = next(r for r in reports if r.depth == result.depth)
-    assert (result.winrate, result.pv) == (complete.winrate, complete.pv), (searcher.failed, result.winrate)
-    assert result.winrate != clamp(searcher.failed[2])
+    """In the first ten of the fixture's openings, wherever a root pass fails low or high of its aspiration
+    window (most do): stopped in its re-search, the search has only a bound for that iteration, so it must
+    report the last complete iteration's line, not the bound."""
+    stopped = 0
+    for opening in OPENINGS.read_text().splitlines()[:10]:
+        board = cshogi.Board()
+        for usi in opening.split()[2:]:
+            board.push_usi(usi)
+        stop = threading.Event()
+        searcher = StoppedAtFailedPass(evaluator, stop)
+        reports: list[SearchResult] = []
+        result = searcher.search(board, Limits(depth=4), reports.append, Clock(stop=stop))
+        if searcher.failed is None:
+            continue  # every pass stayed in its window: nothing to stop here
+        stopped += 1
+        complete = next(r for r in reports if r.depth == result.depth)
+        assert (result.winrate, result.pv) == (complete.winrate, complete.pv), (opening, searcher.failed)
+        assert result.winrate != clamp(searcher.failed[2]), opening
+    assert stopped, "no pass failed: the test needs other positions"
 
 
 def expanded_edges(root) -> list[tuple[float, float, int]]:

@@ -15,12 +15,14 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 
 import cshogi
-import numpy as np
 import pytest
+from conftest import LOOKS, MATES, STEP, TEACHER, TickingTime, read_hcpe
 
+import messiah.engine.mate as mate_module
+import messiah.engine.usi as usi_module
 from messiah.engine.usi import UsiEngine
-from messiah.paths import SHARED_DATA
 from messiah.position import PositionError, board_from_sfen
+from messiah.search import TimeBudget, timeman
 
 MESSIAH_USI = shutil.which("messiah-usi")
 needs_process = pytest.mark.skipif(MESSIAH_USI is None, reason="messiah-usi is not installed")
@@ -37,6 +39,7 @@ def engine() -> tuple[UsiEngine, list[str]]:
 
 
 def finish(e: UsiEngine) -> None:
+    """Wait for the running go's answer (60 s: a guard against hanging, not a speed claim)."""
     if e._thread is not None:
         e._thread.join(60)
         assert not e._thread.is_alive(), "the search did not end"
@@ -290,49 +293,69 @@ def test_go_infinite_with_a_depth_waits_for_stop():
 
 
 def test_ponderhit_without_a_clock_answers_at_once():
+    """A ponder with neither a clock nor a limit: ponderhit sets the stop flag, so the search so far is the
+    answer."""
     e, out = engine()
     e.handle("position startpos")
     e.handle("go ponder")
     time.sleep(0.3)
     e.handle("ponderhit")
-    e._thread.join(5)
-    assert not e._thread.is_alive() and out[-1].startswith("bestmove")
+    assert e._stop.is_set()
+    finish(e)
+    assert out[-1].startswith("bestmove")
 
 
 HARD_NO_MATE = "l1+R4nl/7k1/1p2Pp1p1/p1p3p1p/4+bS3/2P2P2P/1P3GPP1/2S4RL/4K1gN1 w BG2Pg2s2nl2p 1"
 
 
-@pytest.mark.parametrize("go,stop_after", [("go mate 1000", None), ("go mate infinite", 0.5)])
-def test_go_mate_keeps_its_time_limit_and_answers_stop(go, stop_after):
-    """A position df-pn neither proves nor refutes quickly: the answer is timeout, in time."""
+class WatchedStop(threading.Event):
+    """A stop flag that remembers whether a reader found it set."""
+
+    seen = False
+
+    def is_set(self) -> bool:
+        self.seen = self.seen or super().is_set()
+        return super().is_set()
+
+
+@pytest.mark.parametrize("go", ["go mate 1000", "go mate infinite"])
+def test_go_mate_keeps_its_time_limit_and_answers_stop(monkeypatch, go):
+    """A position df-pn neither proves nor refutes quickly (its 8M nodes would take many seconds): the answer
+    is timeout, given at the mate search's first look at the clock past the limit (a clock that ticks at each
+    reading), or, without a limit, because it found the stop flag set."""
     e, out = engine()
     e.handle("setoption name MateNodes value 10000000")
     e.handle(f"position sfen {HARD_NO_MATE}")
-    start = time.perf_counter()
+    clock, e._stop = TickingTime(), WatchedStop()
+    monkeypatch.setattr(usi_module, "time", clock)  # go reads the deadline from it, and the mate search its clock
+    monkeypatch.setattr(mate_module, "time", clock)
     e.handle(go)
-    if stop_after is not None:
-        time.sleep(stop_after)
+    if go == "go mate infinite":
+        time.sleep(0.5)
         e.handle("stop")
     finish(e)
     assert out[-1] == "checkmate timeout"
-    assert time.perf_counter() - start < 1.0 + 3.0  # the limit, and a child process's start at worst
+    if go == "go mate infinite":
+        assert e._stop.seen and clock.readings == 0
+    else:  # the go's reading, then the mate search's, up to its first at or past 1 s later
+        assert not e._stop.seen and 1.0 <= (clock.readings - 1) * STEP <= 1.0 + 2 * STEP, clock.readings
 
 
 def test_go_mate_answers_isready_while_it_searches():
+    """isready during go mate is answered while the mate search goes on (in its child process): readyok
+    comes before the search's answer, which quit then brings."""
     e, out = engine()
     e.handle(f"position sfen {HARD_NO_MATE}")
-    e.handle("go mate 3000")
+    e.handle("go mate infinite")
     time.sleep(0.5)
-    start = time.perf_counter()
     e.handle("isready")
-    assert out[-1] == "readyok" and time.perf_counter() - start < 2.0
+    assert out[-1] == "readyok" and e._searching()
+    assert not [x for x in out if x.startswith("checkmate")]
     e.handle("quit")
+    assert [x for x in out if x.startswith("checkmate")] == ["checkmate timeout"]
 
 
-MATE5 = SHARED_DATA / "mates" / "mate5.tsv"
-
-
-@pytest.mark.parametrize("line", [x.split("\t") for x in MATE5.read_text().splitlines()[:5]] if MATE5.exists() else [])
+@pytest.mark.parametrize("line", [x.split("\t") for x in (MATES / "mate5.tsv").read_text().splitlines()[:5]])
 def test_go_mate_solves_mate_problems(line):
     sfen, plies, _ = line
     e, out = engine()
@@ -348,17 +371,20 @@ def test_go_mate_solves_mate_problems(line):
     assert board.is_game_over()
 
 
-def test_byoyomi_alone_is_used_not_saved():
+def test_byoyomi_alone_is_used_not_saved(monkeypatch):
     """'go byoyomi 1000' without clocks once searched 14 ms: missing clocks are no main time, and the
-    byoyomi, lost if unused, is still there."""
+    byoyomi, lost if unused, is still there. Byoyomi 600: the move's budget is all of it less the 50 ms margin,
+    and the search, on a clock that ticks at each reading, uses it (and stops within a few readings)."""
+    monkeypatch.setattr(timeman, "time", TickingTime())
     e, out = engine()
     e.handle("setoption name Search value ucb1")
     e.handle("isready")
     e.handle("position startpos")
-    start = time.perf_counter()
     e.handle("go byoyomi 600")
     finish(e)
-    assert time.perf_counter() - start >= 0.5
+    assert e._clock.budget == pytest.approx(TimeBudget(0.55, 0.55, 0.55))
+    ms = int([x for x in out if x.startswith("info depth")][-1].split(" time ")[1].split()[0])
+    assert 550 <= ms <= (0.55 + LOOKS * STEP) * 1000, ms
     assert out[-1].startswith("bestmove")
 
 
@@ -424,12 +450,10 @@ def fuzz_line(rng: random.Random, sfens: list[str]) -> bytes:
 def fuzz_sfens() -> list[str]:
     rng = random.Random(5)
     sfens = [random_sfen(rng)[0] for _ in range(40)]
-    teacher = SHARED_DATA / "teacher" / "teacher_s1.hcpe"
-    if teacher.exists():
-        board = cshogi.Board()
-        for record in np.fromfile(teacher, cshogi.HuffmanCodedPosAndEval, count=4000)[::100]:
-            board.set_hcp(record["hcp"])
-            sfens.append(board.sfen())
+    board = cshogi.Board()
+    for record in read_hcpe(TEACHER)[::100]:  # positions of the fixture's teacher games
+        board.set_hcp(record["hcp"])
+        sfens.append(board.sfen())
     return sfens + ["lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b +P 1",
                     "4N4/+R5s1B/K4Lg2/3G4s/9/5P3/9/6p2/B7p w Rb 207", "9/9/9 b - 1", "a b c d e f"]
 
