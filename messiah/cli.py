@@ -37,7 +37,7 @@ def _bench(args: argparse.Namespace) -> None:
             print(key)
             for k, v in value.items():
                 print(f"  {k:38s} " + (", ".join(f"{a} {b:.2f}" for a, b in v.items()) if isinstance(v, dict)
-                                       else f"{v:.1f}"))
+                                       else f"{v:.1f}" if isinstance(v, float) else f"{v}"))
         else:
             print(f"{key:40s} {value:.1f}" if isinstance(value, float) else f"{key:40s} {value}")
 
@@ -302,7 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
     from messiah.arena.match import MatchConfig, MatchReportConfig
     from messiah.arena.tune import TuneConfig
     from messiah.models.quantize import QuantizeConfig
-    from messiah.tools import bench, book
+    from messiah.tools import bench, book, soak
     from messiah.tools.analyze import AnalyzeConfig
     from messiah.tools.annotate import AnnotateConfig
     from messiah.tools.evaluate import EvaluateConfig
@@ -350,7 +350,10 @@ def build_parser() -> argparse.ArgumentParser:
             ("train", bench.TrainBench, bench.bench_train, "training positions per second and the share spent "
              "waiting for data, per loader worker count (needs torch)"),
             ("selfplay", bench.SelfPlayBench, bench.bench_selfplay, "self-play positions a second of one actor "
-             "(messiah rl's games on one core), per search batch")):
+             "(messiah rl's games on one core), per search batch"),
+            ("soak", soak.SoakBench, soak.bench_soak, "many games against one engine process, driven over raw "
+             "pipes as a GUI drives it (ponder, stop, isready, setoption): illegal moves, time losses, missing or "
+             "doubled bestmoves, lines that are not USI, and its memory after each game")):
         _command(benches, name, config, _bench, text, [as_json], description=text[0].upper() + text[1:] + ".") \
             .set_defaults(run=run)
 
