@@ -267,8 +267,10 @@ class Searcher(ABC):
 
     def root_mate_nodes(self, clock: Clock) -> int:
         """df-pn nodes for the root: ``mate_nodes``, but in a timed move never more than ROOT_MATE_SHARE of
-        its time (df-pn cannot be interrupted; a fixed budget drained a short clock move by move)."""
-        budget = clock.budget
+        its time (df-pn cannot be interrupted; a fixed budget drained a short clock move by move). A ponder search
+        is sized by the move it becomes at ponderhit: a full df-pn there answered a stop or a ponderhit up to half a
+        second late (`messiah bench soak`)."""
+        budget = clock.sizing()
         seconds = budget.optimum if budget.optimum is not None else budget.maximum
         if seconds is None:
             return self.mate_nodes

@@ -43,12 +43,21 @@ class Clock:
     hard limit nor a stop flag cannot end a search, which then stops at its own default limit."""
 
     def __init__(self, budget: TimeBudget | None = None, obvious: float = OBVIOUS, unstable: float = UNSTABLE,
-                 stop: threading.Event | None = None):
+                 stop: threading.Event | None = None, ponder: TimeBudget | None = None):
         self.start = time.perf_counter()
         self.budget = budget or TimeBudget()
         self.obvious = obvious  # stability factor of an obvious best move
         self.unstable = unstable  # stability factor of a best move that keeps changing
         self.stop = stop
+        self.ponder = ponder  # a ponder search's: the budget it gets at ponderhit (counted from then)
+
+    def sizing(self) -> TimeBudget:
+        """The budget that sizes work a stop cannot interrupt (the root's df-pn): the move's own, or, while a
+        ponder search waits for ponderhit or stop, the one it will get at ponderhit: either may come at once."""
+        budget = self.budget
+        if budget.maximum is None and budget.optimum is None and self.ponder is not None:
+            return self.ponder
+        return budget
 
     @classmethod
     def hard(cls, seconds: float | None) -> Clock:

@@ -191,6 +191,32 @@ def test_ponderhit_gives_the_move_the_time_of_the_same_go_counted_from_the_ponde
     assert len(bestmoves(out)) == 2
 
 
+def test_a_ponder_search_sizes_its_root_mate_search_by_the_move_it_becomes(monkeypatch):
+    """df-pn cannot be interrupted, so a ponder search's root df-pn gets what the same go gets as a move (what it
+    becomes at ponderhit), not the whole MateNodes: a stop or a ponderhit is answered at once. (`messiah bench
+    soak` found a ponder search answering them up to half a second late: a time loss at byoyomi 200.)"""
+    from messiah.search import base
+
+    sizes: dict[str, int] = {}
+    real = base.root_mate
+    e, out = engine()
+    e.handle("setoption name USI_Ponder value true")
+    e.handle("isready")
+    e.handle("position startpos moves 7g7f 3c3d")
+    for line in ("go byoyomi 200", "go ponder byoyomi 200", "go infinite"):
+        monkeypatch.setattr(base, "root_mate", lambda board, nodes, line=line: sizes.setdefault(line, nodes) and
+                            real(board, nodes))
+        if line == "go byoyomi 200":
+            go(e, line)
+        else:
+            e.handle(line)
+            e.handle("stop")  # waits for the search's bestmove
+    mate_nodes = OPTIONS["MateNodes"].default
+    assert sizes["go ponder byoyomi 200"] == sizes["go byoyomi 200"] < mate_nodes, sizes
+    assert sizes["go infinite"] == mate_nodes  # analysis has no move to become: the whole MateNodes
+    assert len(bestmoves(out)) == 3
+
+
 @pytest.mark.parametrize("order", ["stop first", "position first"])
 def test_a_ponder_miss_never_plays_the_ponder_searchs_move(order):
     """The engine ponders on a position where G*5b mates; the opponent plays something else, so the GUI sends

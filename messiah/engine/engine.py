@@ -166,9 +166,10 @@ class Engine:
         return think_time(dict(go), board.turn, board.move_number, self.settings["ByoyomiMargin"],
                           self.settings["TimeHorizon"], self.settings["TimeMinMovesToGo"])
 
-    def clock(self, budget: TimeBudget, stop: threading.Event | None = None) -> Clock:
-        """A move's clock with ``budget`` and the engine's stability factors (TimeObvious, TimeUnstable)."""
-        return Clock(budget, self.settings["TimeObvious"] / 100, self.settings["TimeUnstable"] / 100, stop)
+    def clock(self, budget: TimeBudget, stop: threading.Event | None = None, ponder: TimeBudget | None = None) -> Clock:
+        """A move's clock with ``budget`` and the engine's stability factors (TimeObvious, TimeUnstable); a ponder
+        search's has no budget until ponderhit, when it gets ``ponder``."""
+        return Clock(budget, self.settings["TimeObvious"] / 100, self.settings["TimeUnstable"] / 100, stop, ponder)
 
     def search(self, board: cshogi.Board, nodes: int | None = None, depth: int | None = None,
                movetime: int | None = None, info: InfoCallback | None = None) -> SearchResult:

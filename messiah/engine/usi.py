@@ -61,7 +61,6 @@ class UsiEngine:
         self._infinite = False  # go infinite: bestmove waits for stop, whatever other limit ended the search
         self._limits = Limits()  # the running go's request
         self._clock: Clock | None = None  # and its clock, which ponderhit sets
-        self._ponder_budget: TimeBudget | None = None
         self.book: Book | None = None  # the BookFile's book, read at isready (or the first go)
         self._book_file: str | None = None  # the BookFile that book was read from (or failed to be)
         self._rng = random.Random()  # book moves are drawn at random, a new game a new line
@@ -248,11 +247,12 @@ class UsiEngine:
             return
         budget = engine.budget(go, board)
         endless = self._infinite or self._pondering  # the clock starts at ponderhit, or never
-        self._ponder_budget = budget if self._pondering else None
         limits = engine.limits(go)
         if not endless and limits.nodes is None and limits.depth is None and budget.maximum is None:
             limits = Limits(depth=1)  # no usable limit and not infinite: the network's own best move
-        self._limits, self._clock = limits, engine.clock(TimeBudget() if endless else budget, self._stop)
+        self._limits = limits
+        self._clock = engine.clock(TimeBudget() if endless else budget, self._stop,
+                                   budget if self._pondering else None)
         self._start(self._search, engine, board, limits, self._clock)
 
     def _book_move(self, board: cshogi.Board) -> bool:
@@ -342,7 +342,7 @@ class UsiEngine:
     def cmd_ponderhit(self, args: list[str]) -> None:
         """The expected move was played: the ponder search goes on as a timed search from now."""
         if self._searching() and self._pondering and self._clock is not None:
-            budget = self._ponder_budget
+            budget = self._clock.ponder
             if budget is not None and budget.maximum is not None:
                 self._clock.ponderhit(budget)  # one swap: the search never sees half of the new budget
             elif self._limits.nodes is None and self._limits.depth is None:
