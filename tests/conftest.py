@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from pathlib import Path
 
@@ -72,6 +73,25 @@ def program(path: str, package: str) -> str:
     where .ci/run installs it). ``package`` is the Debian package that brings it."""
     require(os.access(path, os.X_OK), f"{path} (Debian package {package})")
     return path
+
+
+@pytest.fixture
+def messiah_usi() -> str:
+    """The installed messiah-usi (the README's install puts it on the PATH): skipped without it, failed under
+    CI=true."""
+    path = shutil.which("messiah-usi")
+    require(path is not None, "messiah-usi on the PATH (pip install . installs it)")
+    return path
+
+
+@pytest.fixture
+def fake(tmp_path) -> str:
+    """The command of tests/fake_engine.py, one executable as cshogi.cli wants it; ``$FAKE_MODE`` says how it
+    misbehaves."""
+    script = tmp_path / "fake"
+    script.write_text(f"#!/bin/sh\nexec {sys.executable} {Path(__file__).parent / 'fake_engine.py'} \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
 
 
 def read_hcpe(path: Path, count: int = -1) -> np.ndarray:

@@ -3,14 +3,13 @@ the fit against the figures published with the teacher data."""
 
 import json
 import math
-import shutil
 import subprocess
 import sys
 
 import cshogi
 import numpy as np
 import pytest
-from conftest import program, require, shared
+from conftest import program, shared
 from cshogi import CSA
 from cshogi.elo import Elo
 
@@ -22,10 +21,6 @@ from messiah.tools.fitwinrate import engine_coefficients, fit_files, samples_fro
 from messiah.winrate import TEACHER, WinRateScale
 
 FAIRY = "/usr/games/fairy-stockfish"
-
-
-def require_messiah_usi() -> None:
-    require(shutil.which("messiah-usi") is not None, "messiah-usi on the PATH (pip install . installs it)")
 
 
 def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
@@ -56,11 +51,10 @@ def test_fit_reproduces_the_published_teacher_scale():
     assert out["logloss"]["scale_cp"] == pytest.approx(872, abs=1)
 
 
-def test_a_real_match_against_fairy_stockfish(tmp_path):
+def test_a_real_match_against_fairy_stockfish(tmp_path, messiah_usi):
     """Two games (one opening, both colours) at a short byoyomi: no illegal move, no time loss, records
     written and readable, progress on stderr."""
     program(FAIRY, "fairy-stockfish")
-    require_messiah_usi()
     out = tmp_path / "match"
     cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", FAIRY, "--opponent-option",
            "Skill Level=-20", "--games", "2", "--byoyomi", "300", "--draw", "200", "--out", str(out), "--json"]
@@ -81,10 +75,9 @@ def test_a_real_match_against_fairy_stockfish(tmp_path):
         [summary["wins"], summary["losses"], summary["draws"]]
 
 
-def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path):
+def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path, messiah_usi):
     """--ponder with the opponent's USI_Ponder off: messiah (first) is sent go ponder on the opponent's time and
     answers each by ponderhit or stop, the opponent never is, and the report counts the ponderhits."""
-    require_messiah_usi()
     out, opponent_log = tmp_path / "match", tmp_path / "opponent.log"
     # --out relative to the working directory, as a user writes it (cshogi starts engines in their own folder)
     cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", "messiah-usi", "--ponder",

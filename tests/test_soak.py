@@ -3,9 +3,6 @@ that misbehaves on purpose (each fault must be counted once, and a go never answ
 and a short soak of the real messiah-usi must find nothing wrong."""
 
 import json
-import shutil
-import sys
-import textwrap
 
 import pytest
 
@@ -14,52 +11,6 @@ from messiah.config import from_args
 from messiah.errors import UserError
 from messiah.tools.soak import SoakBench, bench_soak
 
-# A USI engine that plays the first legal move and misbehaves by the number of its go: MODE "faults" prints a
-# line that is not USI at go 1, answers go 2 twice, plays an illegal move at go 3 and never answers go 5 (it
-# still reads, so isready resyncs it); MODE "die" exits at go 2.
-FAKE = textwrap.dedent('''\
-    import sys
-    import cshogi
-    mode = sys.argv[1]
-    board, gos = cshogi.Board(), 0
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "usi":
-            print("id name fake\\noption name MultiPV type spin default 1 min 1 max 10\\nusiok", flush=True)
-        elif words[0] == "isready":
-            print("readyok", flush=True)
-        elif words[0] == "position":
-            board = cshogi.Board()
-            board.set_position(line[len("position "):].strip())
-        elif words[0] == "go":
-            gos += 1
-            moves = [cshogi.move_to_usi(m) for m in board.legal_moves]
-            best = "bestmove " + (moves[0] if moves else "resign")
-            if mode == "die" and gos == 2:
-                sys.exit(3)
-            if mode == "faults":
-                if gos == 1:
-                    print("hello from the fake", flush=True)
-                elif gos == 3:
-                    best = "bestmove 5i5a"
-                elif gos == 5:
-                    continue
-            print(best, flush=True)
-            if mode == "faults" and gos == 2:
-                print(best, flush=True)
-        elif words[0] == "quit":
-            break
-''')
-
-
-@pytest.fixture
-def fake(tmp_path):
-    path = tmp_path / "fake_engine.py"
-    path.write_text(FAKE)
-    return lambda mode: f"{sys.executable} {path} {mode}"
-
 
 def quick(**kw) -> SoakBench:
     """A soak of a few short games, its timeouts small; no time loss ends a game early on a loaded machine."""
@@ -67,8 +18,9 @@ def quick(**kw) -> SoakBench:
                         "tolerance": 10000, "stop_rate": 0.0, "isready_rate": 0.0, "progress": False, **kw})
 
 
-def test_the_fake_engines_faults_are_each_counted_once(fake):
-    out = bench_soak(quick(engine=fake("faults"), setoption_rate=1.0))
+def test_the_fake_engines_faults_are_each_counted_once(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "faults")
+    out = bench_soak(quick(engine=fake, setoption_rate=1.0))
     assert out["games"] == 3
     assert out["non_usi_lines"] == 1 and out["non_usi_lines_examples"] == ["game 1: 'hello from the fake'"]
     assert out["doubled_bestmoves"] == 1
@@ -83,16 +35,18 @@ def test_the_fake_engines_faults_are_each_counted_once(fake):
     assert out["verdict"].startswith("PROBLEMS: ") and "1 missing bestmoves" in out["verdict"]
 
 
-def test_an_engine_that_dies_ends_the_soak_and_says_so(fake):
-    out = bench_soak(quick(engine=fake("die"), games=2))
+def test_an_engine_that_dies_ends_the_soak_and_says_so(fake, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "die 2")
+    out = bench_soak(quick(engine=fake, games=2))
     assert out["games"] == 0 and not out["alive_at_end"] and out["exit_code"] == 3
     assert "died" in out["verdict"] and "exit status 3" in out["verdict"]
 
 
-def test_the_command_prints_the_report_and_its_json(fake, capsys):
+def test_the_command_prints_the_report_and_its_json(fake, capsys, monkeypatch):
+    monkeypatch.setenv("FAKE_MODE", "faults")
     from messiah.cli import main
 
-    flags = ["bench", "soak", "--engine", fake("faults"), "--games", "1", "--byoyomi", "100", "--max-plies", "10",
+    flags = ["bench", "soak", "--engine", fake, "--games", "1", "--byoyomi", "100", "--max-plies", "10",
              "--opponent-ms", "0", "--timeout", "1000", "--tolerance", "10000", "--no-progress"]
     main(flags)
     text = capsys.readouterr().out
@@ -114,7 +68,7 @@ def test_soak_flags_build_its_configuration():
         SoakBench(stop_rate=1.5)
 
 
-@pytest.mark.skipif(shutil.which("messiah-usi") is None, reason="messiah-usi is not installed")
+@pytest.mark.usefixtures("messiah_usi")
 def test_a_short_soak_of_messiah_finds_nothing_wrong():
     """Pondering, stops and isready in searches, a setoption between games: nothing wrong. Time losses and slow
     stops are left out: they depend on the machine's load, not on the protocol."""

@@ -1,10 +1,8 @@
 """`messiah tune`: parameter specs, and a real two-trial study at a tiny node budget that resumes."""
 
 import csv
-import shutil
 
 import pytest
-from conftest import require
 
 from messiah.arena.tune import Param, TuneConfig, tune
 
@@ -18,8 +16,7 @@ def test_param_specs_parse_and_bad_ones_are_named():
             Param.parse(bad)
 
 
-def test_a_study_runs_games_logs_them_and_resumes(tmp_path):
-    require(shutil.which("messiah-usi") is not None, "messiah-usi on the PATH (pip install . installs it)")
+def test_a_study_runs_games_logs_them_and_resumes(tmp_path, messiah_usi):
     pytest.importorskip("optuna")
     cfg = TuneConfig(params=[Param.parse("PuctC:50:400")], trials=1, games=2, nodes=20,
                      options={"Search": "puct", "Threads": "1", "MateNodes": "0"}, out=str(tmp_path))

@@ -422,7 +422,7 @@ def test_quit_stops_the_loop():
     assert "readyok" not in out
 
 
-@pytest.mark.skipif(shutil.which("messiah-usi") is None, reason="messiah-usi is not installed")
+@pytest.mark.usefixtures("messiah_usi")
 def test_subprocess_through_cshogi_engine():
     usi = Engine(shutil.which("messiah-usi"))
     try:

@@ -13,7 +13,7 @@ import cshogi
 import pytest
 from cshogi.usi import Engine
 
-pytestmark = pytest.mark.skipif(shutil.which("messiah-usi") is None, reason="messiah-usi is not installed")
+pytestmark = pytest.mark.usefixtures("messiah_usi")
 
 
 class Gui:

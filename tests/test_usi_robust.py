@@ -25,7 +25,7 @@ from messiah.position import PositionError, board_from_sfen
 from messiah.search import TimeBudget, timeman
 
 MESSIAH_USI = shutil.which("messiah-usi")
-needs_process = pytest.mark.skipif(MESSIAH_USI is None, reason="messiah-usi is not installed")
+needs_process = pytest.mark.usefixtures("messiah_usi")
 
 MOVE = r"(?:[1-9][a-i][1-9][a-i]\+?|[PLNSGBR]\*[1-9][a-i])"
 USI_LINE = re.compile(

