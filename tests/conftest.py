@@ -104,18 +104,6 @@ def teacher_records() -> np.ndarray:
     return read_hcpe(TEACHER)
 
 
-def spread_sample(records: np.ndarray, n: int, offset: int = 0) -> np.ndarray:
-    """n records evenly spaced over the whole array (so over every file), shifted by ``offset``."""
-    n = min(n, len(records))
-    idx = (np.linspace(0, len(records) - 1, n).astype(np.int64) + offset) % len(records)
-    return records[idx]
-
-
-@pytest.fixture(scope="session")
-def sample():
-    return spread_sample
-
-
 def mirror_sfen(sfen: str) -> str:
     """The sfen of the left-right mirror image (the 9-file becomes the 1-file): each rank's cells in
     reverse order. Hands, side to move and move number stay."""
