@@ -1,4 +1,4 @@
-"""Input feature planes: the reduced attack/threat planes of METHOD.md section 2.
+"""Input feature planes: the reduced attack/threat planes of docs/method.md section 2.
 
 Everything is seen from the side to move ("own"); when white is to move the board is rotated 180
 degrees (``sq -> 80 - sq``), exactly as for move indices, so own pieces always advance toward rank a.

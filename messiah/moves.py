@@ -1,6 +1,6 @@
 """Move indices: the row of the Magic Vec (the move embedding table) that scores a move.
 
-A move is one-hot encoded as ``index = 88*81*promote + 88*to + from`` (METHOD.md section 1):
+A move is one-hot encoded as ``index = 88*81*promote + 88*to + from`` (docs/method.md section 1):
 
 - ``from`` is 0..80 for a board square and 81..87 for a drop of pawn, lance, knight, silver, gold,
   bishop, rook (cshogi's hand-piece order, ``cshogi.HPAWN`` .. ``cshogi.HROOK``);

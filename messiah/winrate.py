@@ -1,4 +1,4 @@
-"""Win rate <-> centipawns: winrate = sigmoid(a * cp + b) (METHOD.md section 5).
+"""Win rate <-> centipawns: winrate = sigmoid(a * cp + b) (docs/method.md section 5).
 
 The defaults are those fitted on the shipped teacher data's results (fairy-stockfish at depth 8, see
 ../shared/data/README.md): 1/a = 875 cp, b = -0.08. The training targets made from teacher evals use the

@@ -1,4 +1,4 @@
-"""The networks: an all-moves Q network (METHOD.md section 1) and its scalar-value twin.
+"""The networks: an all-moves Q network (docs/method.md section 1) and its scalar-value twin.
 
 Both share :class:`Backbone`: a 3x3 convolution stem, residual blocks of two 3x3 convolutions, and a
 head (1x1 convolution, flatten, linear) giving a vector per position. The all-moves net reads that vector

@@ -1,4 +1,4 @@
-"""Supervised pretraining of the all-moves network on teacher positions (METHOD.md section 3).
+"""Supervised pretraining of the all-moves network on teacher positions (docs/method.md section 3).
 
 Per position, with z(s, a) = V(s) + A(s, a) the logit of Q (V = 0 unless the net is a dueling net),
 A(s, a) = <h(s), E[a]> + b[a], t the teacher's move and target = (1-lam) sigmoid(eval/scale) + lam result:

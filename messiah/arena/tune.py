@@ -1,4 +1,4 @@
-"""`messiah tune`: the engine's USI options tuned by matches against its current defaults (METHOD.md 6).
+"""`messiah tune`: the engine's USI options tuned by matches against its current defaults (docs/method.md section 6).
 
 Each trial draws a setting of the tuned options with Optuna's TPE sampler (it copes with the noisy,
 multi-modal score surfaces that matches give), plays ``games`` colour-swapped games of messiah with that

@@ -1,4 +1,4 @@
-"""`messiah fit-winrate`: fit winrate = sigmoid(a * cp + b) to game results (METHOD.md section 5).
+"""`messiah fit-winrate`: fit winrate = sigmoid(a * cp + b) to game results (docs/method.md section 5).
 
 Samples are (eval in cp for the side to move, 1 if that side went on to win else 0), taken from CSA
 records as ``cshogi.cli --csa`` (and ``messiah match``) writes them, whose move comments ``** <cp> ...``

@@ -9,7 +9,7 @@ the newest ``window`` self-play positions (whole games). A self-play row's loss:
     value  (sigmoid(z(s, a_played)) - G_lambda)^2      the lambda-return of targets.py
     rank   cross-entropy of softmax(rank_scale * z(s, legal)) against the search's choice (``loss="rank"``)
     dense  mean over the legal moves of (sigmoid(z(s, a)) - root value of a)^2, weight ``dense_weight``: one
-           search values every root move, so every move gets a target almost for free (METHOD.md section 8)
+           search values every root move, so every move gets a target almost for free (docs/method.md section 8)
 
 The lambda-returns of the whole window are computed whenever the target network changes (per generation,
 or every ``target_every`` steps): V(s) = max_a Q_target(s, a) of every window position in one sweep (or,

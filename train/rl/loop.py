@@ -1,4 +1,4 @@
-"""``messiah rl``: self-play reinforcement by DQN with Q(lambda), in generations (METHOD.md sections 3 and 8).
+"""``messiah rl``: self-play reinforcement by DQN with Q(lambda), in generations (docs/method.md sections 3 and 8).
 
 A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
 

@@ -1,4 +1,4 @@
-"""Lambda-returns for Q(lambda) in a two-player zero-sum game, on the 0..1 win-rate scale (METHOD.md section 3).
+"""Lambda-returns for Q(lambda) in a two-player zero-sum game, on the 0..1 win-rate scale (docs/method.md section 3).
 
 For the moves a_0 .. a_{n-1} played from positions s_0 .. s_{n-1} of one game, with V(s) the value of s for its
 side to move (max_a Q_target(s, a), or the double-DQN choice), the value of the next position is seen from the
