@@ -28,3 +28,18 @@ def test_the_readme_option_table_lists_every_option_with_its_default():
     engine = advertised()
     assert len(engine) > 15
     assert rows == engine
+
+
+def test_one_version_everywhere():
+    """pyproject's version is what ``id name`` says, what the README tells a GUI user to look for, and a
+    CHANGELOG section."""
+    from messiah import __version__
+    from messiah.engine.usi import ENGINE_NAME
+
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert __version__ == version
+    lines: list[str] = []
+    UsiEngine(lines.append).handle("usi")
+    assert lines[0] == f"id name messiah {version}" == f"id name {ENGINE_NAME}"
+    assert f'lists it as "messiah {version}"' in (ROOT / "README.md").read_text()
+    assert re.search(rf"^## {re.escape(version)}\b", (ROOT / "CHANGELOG.md").read_text(), re.M)
