@@ -13,7 +13,7 @@ from conftest import program, shared
 from cshogi import CSA
 from cshogi.elo import Elo
 
-from messiah.arena.match import MatchReportConfig, match_report, recorded_games
+from messiah.arena.match import MatchConfig, MatchReportConfig, match_report, recorded_games
 from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
 from messiah.config import parse_options
 from messiah.errors import DataError, UserError
@@ -318,3 +318,16 @@ def test_match_report_refuses_what_is_not_a_finished_match(tmp_path):
         recorded_games(tmp_path / "cut")
     with pytest.raises(UserError, match="at least one match folder"):
         MatchReportConfig([])
+
+
+def test_option_files_given_relative_reach_the_engines_as_absolute_paths(tmp_path, monkeypatch):
+    """cshogi starts each engine in its own folder: a relative ModelPath named no file there, and the engine
+    without its model resigned every game of a match that then read 2-0."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m3-int8.onnx").write_bytes(b"onnx")
+    cfg = MatchConfig(opponent="x", options={"BookFile": "m3-int8.onnx", "Threads": "1"},
+                      opponent_options={"ModelPath": "m3-int8.onnx", "Skill Level": "10", "BookFile": "no_book",
+                                        "WriteDebugLog": "/tmp/absolute.log"})
+    assert cfg.options == {"BookFile": str(tmp_path / "m3-int8.onnx"), "Threads": "1"}
+    assert cfg.opponent_options == {"ModelPath": str(tmp_path / "m3-int8.onnx"), "Skill Level": "10",
+                                    "BookFile": "no_book", "WriteDebugLog": "/tmp/absolute.log"}

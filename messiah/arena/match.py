@@ -88,7 +88,14 @@ class MatchConfig:
         if self.openings in ("", "none"):
             self.openings = None
         at_least(self, 1, "games", "jobs", "draw")
+        self.options, self.opponent_options = absolute_files(self.options), absolute_files(self.opponent_options)
 
+
+def absolute_files(options: dict[str, str]) -> dict[str, str]:
+    """Option values that name a file here (a ModelPath, a BookFile) made absolute: cshogi starts each engine in
+    its own folder, where a relative path names nothing, and an engine without its model resigns every game."""
+    return {name: os.path.abspath(value) if not os.path.isabs(value) and os.path.isfile(value) else value
+            for name, value in options.items()}
 
 def messiah_command() -> str:
     """The messiah-usi script of this installation (beside the running Python), else on PATH."""
