@@ -331,3 +331,16 @@ def test_option_files_given_relative_reach_the_engines_as_absolute_paths(tmp_pat
     assert cfg.options == {"BookFile": str(tmp_path / "m3-int8.onnx"), "Threads": "1"}
     assert cfg.opponent_options == {"ModelPath": str(tmp_path / "m3-int8.onnx"), "Skill Level": "10",
                                     "BookFile": "no_book", "WriteDebugLog": "/tmp/absolute.log"}
+
+
+def test_an_engine_that_reports_an_error_at_isready_is_refused_before_any_game(tmp_path, messiah_usi):
+    """An engine without its model answers isready (after an error line) and resigns every game: the match would
+    read as won. It is refused before the first game, with the engine's words; the same engine with its options
+    right passes."""
+    from messiah.arena.match import check_engines
+    from messiah.errors import UserError
+
+    missing = {"ModelPath": str(tmp_path / "no_such_model.onnx")}
+    with pytest.raises(UserError, match=r"reported at isready: error: .*no_such_model\.onnx"):
+        check_engines((messiah_usi, messiah_usi), ({}, missing))
+    check_engines((messiah_usi, messiah_usi), ({}, {"Threads": "1"}))

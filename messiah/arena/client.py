@@ -46,7 +46,9 @@ class UsiClient(Engine):
                 self.name = line[8:]
 
     def isready(self, listener: Callable | None = None) -> None:
-        self._send_and_wait("isready", "readyok")
+        """isready; what the engine said before readyok is kept in ``self.said`` (an error an engine reports
+        there, a model it cannot load, still ends in readyok)."""
+        self.said = self._send_and_wait("isready", "readyok")
 
     def _send(self, command: str) -> None:
         try:

@@ -142,15 +142,19 @@ def engine_names(cfg: MatchConfig, commands: tuple[str, str]) -> tuple[str, str]
 
 
 def check_engines(commands: tuple[str, str], options: tuple[dict, dict]) -> None:
-    """Start each engine once and see it answer usi and isready with its options set. cshogi.cli waits for
-    ever on an engine that dies or does not speak USI (the match sat at 0%): this fails at once, naming it."""
+    """Start each engine once and see it answer usi and isready with its options set, with no error said. cshogi.cli
+    waits for ever on an engine that dies or does not speak USI (the match sat at 0%): this fails at once, naming it."""
     from messiah.arena.client import EngineError, UsiClient
 
     for command, opts in zip(commands, options, strict=True):
         try:
-            UsiClient(command, opts).close()
+            client = UsiClient(command, opts)
         except EngineError as e:
             raise UserError(str(e)) from None
+        client.close()
+        errors = [line for line in client.said if line.lower().startswith("info string error")]
+        if errors:  # e.g. a ModelPath it cannot load: it would resign every game, and the match read as won
+            raise UserError(f"{command} reported at isready: {errors[0][len('info string '):]}")
 
 
 def _play_pair(commands: tuple[str, str], names: tuple[str, str], options: tuple[dict, dict], cfg: MatchConfig,
