@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from messiah.files import atomic_path
+
 
 def save_model(model, path: str | os.PathLike, metadata: dict[str, str]) -> Path:
     """Save the onnx ``ModelProto`` to ``path`` with exactly ``metadata`` as its metadata_props; returns the path."""
@@ -15,7 +17,6 @@ def save_model(model, path: str | os.PathLike, metadata: dict[str, str]) -> Path
     for key, value in metadata.items():
         entry = model.metadata_props.add()
         entry.key, entry.value = key, value
-    tmp = path.with_suffix(path.suffix + ".tmp")
-    onnx.save(model, str(tmp))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        onnx.save(model, str(tmp))
     return path

@@ -13,6 +13,8 @@ import csv
 import os
 from pathlib import Path
 
+from messiah.files import atomic_path
+
 STYLES = ("-", "--", "-.", ":")
 
 
@@ -69,10 +71,9 @@ def plot_logs(paths: list[str | os.PathLike], out: str | os.PathLike | None = No
         for ax in (*axes.flat, *right.values()):
             ax.legend(fontsize=7, loc="center right" if ax in right.values() else "upper left")
     fig.tight_layout()
-    tmp = out.with_name(out.name + ".tmp.png")
-    fig.savefig(tmp, dpi=90)
+    with atomic_path(out, ".tmp.png") as tmp:  # a viewer never sees half a file
+        fig.savefig(tmp, dpi=90)
     plt.close(fig)
-    os.replace(tmp, out)  # a viewer never sees half a file
     return out
 
 

@@ -31,6 +31,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from messiah.errors import DataError, UserError
+from messiah.files import atomic_path
 from messiah.models.config import NetConfig
 from messiah.models.export import export_onnx
 from messiah.models.net import AllMovesNet
@@ -209,9 +210,8 @@ class Trainer:
         state = {**extra, "net": self.net.state_dict(), "optimizer": self.optimizer.state_dict(),
                  "scaler": self.scaler.state_dict(), "step": self.steps_done, "world_size": self.proc.world,
                  "config": {**dataclasses.asdict(self.cfg), "net": dataclasses.asdict(self.net.config)}}
-        tmp = path.with_suffix(".tmp")
-        torch.save(state, tmp)
-        os.replace(tmp, path)
+        with atomic_path(path) as tmp:
+            torch.save(state, tmp)
 
     def restore(self, state: dict) -> None:
         """Continue from a checkpoint (:func:`load_checkpoint`) of this run: weights, optimiser, scaler, step.

@@ -33,6 +33,7 @@ from pathlib import Path
 import cshogi
 
 from messiah.errors import DataError
+from messiah.files import atomic_path
 
 HEADER = "#YANEURAOU-DB2016 1.00"
 NO_BOOK = "no_book"
@@ -209,13 +210,11 @@ class Book:
         (atomically: a reader never sees half a book)."""
         path = Path(path)
         self.sort()
-        tmp = path.with_name(path.name + ".tmp")
-        with open(tmp, "w", encoding="utf-8", newline="\n") as f:
+        with atomic_path(path) as tmp, open(tmp, "w", encoding="utf-8", newline="\n") as f:
             f.write(HEADER + "\n")
             for sfen in sorted(self.positions):
                 f.write(f"sfen {sfen}\n")
                 f.writelines(m.line() + "\n" for m in self.positions[sfen])
-        os.replace(tmp, path)
         return path
 
 

@@ -22,6 +22,7 @@ from messiah.arena import stats
 from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, from_dict, setting, within
 from messiah.errors import UserError
+from messiah.files import atomic_path
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
 from messiah.search import SEARCH_NAMES
@@ -201,9 +202,8 @@ def load_config(out: str | os.PathLike) -> RLConfig | None:
 
 def save_config(cfg: RLConfig) -> None:
     path = Path(cfg.out) / "config.json"
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
 
 
 def parse_sprt(text: str) -> tuple[float, float]:

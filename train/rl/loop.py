@@ -39,6 +39,7 @@ from tqdm import tqdm
 from messiah.config import run_changes
 from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
+from messiah.files import atomic_path
 from messiah.paths import SHARED_DATA
 from messiah.train.gensfen import next_result
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
@@ -70,14 +71,13 @@ LOG_FIELDS = [
 
 def _copy_atomic(source: Path, path: Path) -> None:
     """``path`` becomes a copy of ``source`` at once (a kill leaves the old file or the new, never half of one)."""
-    shutil.copyfile(source, path.with_suffix(".tmp"))
-    os.replace(path.with_suffix(".tmp"), path)
+    with atomic_path(path) as tmp:
+        shutil.copyfile(source, tmp)
 
 
 def _write_json(path: Path, data: dict) -> None:
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text(json.dumps(data, indent=1))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text(json.dumps(data, indent=1))
 
 
 def actor_count(cfg: RLConfig) -> int:
@@ -167,9 +167,8 @@ def _trim_stats(path: Path, done: set[int]) -> None:
         if game in done and game not in seen:
             kept.append(line)
             seen.add(game)
-    tmp = path.with_suffix(".tmp")
-    tmp.write_text("".join(x + "\n" for x in kept))
-    os.replace(tmp, path)
+    with atomic_path(path) as tmp:
+        tmp.write_text("".join(x + "\n" for x in kept))
 
 
 def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> None:
@@ -491,12 +490,10 @@ def write_log(out: Path) -> Path:
             total += row["elo"]
         row["total_elo"] = total
     path = out / "log.csv"
-    tmp = path.with_suffix(".tmp")
-    with open(tmp, "w", newline="") as f:
+    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore", restval="")
         writer.writeheader()
         writer.writerows(rows)
-    os.replace(tmp, path)
     try:
         plot_log(path)
     except ImportError:  # matplotlib is optional: the CSV is the record
@@ -560,8 +557,7 @@ def plot_log(path: Path) -> Path:
             ax.legend(fontsize=7)
     fig.tight_layout()
     out = path.with_suffix(".png")
-    tmp = out.with_name(out.name + ".tmp.png")
-    fig.savefig(tmp, dpi=80)
+    with atomic_path(out, ".tmp.png") as tmp:
+        fig.savefig(tmp, dpi=80)
     plt.close(fig)
-    os.replace(tmp, out)
     return out
