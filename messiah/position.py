@@ -154,3 +154,13 @@ def parse_position(args: list[str]) -> cshogi.Board:
             raise PositionError(f"illegal move {usi[:20]!r} at move {ply} of position (position unchanged)")
         board.push(move)
     return board
+
+
+def perpetual_check_winner(board: cshogi.Board, repetition: int) -> int | None:
+    """The winner (a colour) of a game that repeated into ``board`` when the repetition (``board.is_draw()``) is a
+    perpetual check, which the side giving the checks loses; None for a plain repetition, a draw."""
+    if repetition == cshogi.REPETITION_WIN:  # the side to move was checked throughout
+        return board.turn
+    if repetition == cshogi.REPETITION_LOSE:
+        return cshogi.opponent(board.turn)
+    return None

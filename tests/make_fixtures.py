@@ -33,6 +33,8 @@ import numpy as np
 from messiah.arena.match import random_openings
 from messiah.engine.engine import Engine
 from messiah.paths import shared_file
+from messiah.position import perpetual_check_winner
+from messiah.train.data import append_game_index, game_index_path
 
 OUT = Path(__file__).resolve().parent / "data"
 TEACHER_FILES = [f"teacher/teacher_s{n}.hcpe" for n in range(1, 11)]
@@ -66,7 +68,8 @@ def teacher() -> np.ndarray:
 def write_with_index(path: Path, records: np.ndarray, lengths: list[int]) -> None:
     assert sum(lengths) == len(records)
     records.tofile(path)
-    np.asarray(lengths, "<u4").tofile(f"{path}.games")
+    game_index_path(path).unlink(missing_ok=True)
+    append_game_index(path, lengths)
 
 
 def selfplay() -> tuple[list[list[int]], list[int]]:
@@ -80,11 +83,10 @@ def selfplay() -> tuple[list[list[int]], list[int]]:
                     result = cshogi.WHITE_WIN if board.turn == cshogi.BLACK else cshogi.BLACK_WIN
                     break
                 repetition = board.is_draw() if ply else cshogi.NOT_REPETITION
-                if repetition != cshogi.NOT_REPETITION:  # the side to move's result by the repetition rules
-                    mover_won = {cshogi.REPETITION_WIN: True, cshogi.REPETITION_SUPERIOR: True,
-                                 cshogi.REPETITION_LOSE: False, cshogi.REPETITION_INFERIOR: False}.get(repetition)
-                    if mover_won is not None:
-                        result = cshogi.BLACK_WIN if mover_won == (board.turn == cshogi.BLACK) else cshogi.WHITE_WIN
+                if repetition in (cshogi.REPETITION_DRAW, cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):
+                    winner = perpetual_check_winner(board, repetition)
+                    if winner is not None:
+                        result = cshogi.BLACK_WIN if winner == cshogi.BLACK else cshogi.WHITE_WIN
                     break
                 opening_moves = opening.split()[2:]
                 if ply < len(opening_moves):

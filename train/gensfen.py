@@ -42,6 +42,7 @@ from messiah.arena.client import EngineError, UsiClient, resolve_engine
 from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
+from messiah.position import perpetual_check_winner
 from messiah.train.data import (
     HCPE,
     append_game_index,
@@ -214,9 +215,8 @@ def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Gene
         if repetition == cshogi.REPETITION_DRAW:
             winner, reason = None, "repetition"
             break
-        if repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):  # perpetual check
-            winner = board.turn if repetition == cshogi.REPETITION_WIN else cshogi.opponent(board.turn)
-            reason = "perpetual_check"
+        if repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):
+            winner, reason = perpetual_check_winner(board, repetition), "perpetual_check"
             break
     records = np.zeros(len(rows), HCPE)
     if rows:

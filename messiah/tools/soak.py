@@ -29,6 +29,7 @@ import numpy as np
 
 from messiah.config import at_least, setting, within
 from messiah.errors import UserError
+from messiah.position import perpetual_check_winner
 
 
 @dataclass
@@ -358,10 +359,9 @@ class _Soak:
         key = board.zobrist_hash()
         seen[key] += 1
         if seen[key] >= 4:
-            repetition = board.is_draw()
-            if repetition not in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):
+            winner = perpetual_check_winner(board, board.is_draw())
+            if winner is None:
                 return "draw", "repetition"
-            winner = board.turn if repetition == cshogi.REPETITION_WIN else 1 - board.turn  # WIN: the side to move's
             return ("win" if winner == engine else "lose"), "perpetual check"
         if plies >= self.cfg.max_plies:
             return "draw", "max plies"

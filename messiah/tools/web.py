@@ -31,6 +31,7 @@ from messiah.config import at_least, within
 from messiah.engine.engine import Engine, EngineChoice, overrides
 from messiah.errors import UserError
 from messiah.evaluator import Evaluator
+from messiah.position import perpetual_check_winner
 from messiah.tools.analyze import analysis
 from messiah.tools.annotate import GameAnalysis, Record, annotate_record
 from messiah.tools.picture import CELL, SVG_NS, board_svg, square_centre
@@ -421,8 +422,9 @@ class PlayServer:
             seen[replay.zobrist_hash()] = seen.get(replay.zobrist_hash(), 0) + 1
         if seen[board.zobrist_hash()] >= 4:
             repetition = board.is_draw()
-            if repetition in (cshogi.REPETITION_LOSE, cshogi.REPETITION_WIN):  # LOSE: the side to move gave the checks
-                loser = board.turn if repetition == cshogi.REPETITION_LOSE else mover
+            winner = perpetual_check_winner(board, repetition)
+            if winner is not None:
+                loser = cshogi.opponent(winner)
                 # CSA names the side that broke the rule; cshogi's KIF exporter, whether it made the last move.
                 self._finish(f"perpetual check by {'you: messiah wins' if loser == game.human else 'messiah: you win'}",
                              f"%{'+-'[loser]}ILLEGAL_ACTION", "illegal_lose" if loser == mover else "illegal_win")
