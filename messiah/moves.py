@@ -76,7 +76,7 @@ def legal_move_indices(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray]:
     This is the per-node call of the searches: one C-level move generation and one compiled loop.
     """
     moves = np.fromiter(board.legal_moves, np.uint32)
-    return moves, move_indices(moves, board.turn)
+    return moves, _indices(moves, board.turn, _FROM_TABLES, _TO_TABLES)  # move_indices' reshape cost 7 us here
 
 
 def pad_indices(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:

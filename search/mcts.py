@@ -17,9 +17,7 @@ A depth limit means: stop once a simulation has reached that many plies below th
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
-from typing import NamedTuple
 
 import cshogi
 import numpy as np
@@ -42,12 +40,29 @@ from messiah.search.base import (
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
 from messiah.search.timeman import Clock
+from messiah.search.tree import (
+    CHILD,
+    COUNT,
+    DROPPED,
+    IN_FLIGHT,
+    MAX_DEPTH,
+    MAX_MOVES,
+    PUCT,
+    TERMINAL,
+    UCB1,
+    NodeView,
+    Q,
+    Tree,
+    expand_and_backup,
+    select_leaf,
+)
 
 DEFAULT_NODES = 800  # playouts when no limit is given
 LEAF_MATE_NODES = 64  # df-pn budget at each new node: ~60 us, a sixth of a forward pass on a CPU
 INFO_EVERY = 0.5  # seconds between progress reports
 MAX_PV = 64  # moves of a principal variation
-VIRTUAL_LOSS = 1
+REUSE_PLIES = 4  # a later search reuses the previous tree's node for its position this far below the old root
+DEFAULT_TREE_BYTES = 128 * 2**20  # the tree's memory until the engine sizes it from USI_Hash (set_hash)
 UCB1_C = 0.3  # ucb1's exploration constant (win-rate units), reasoned, not yet tuned
 # PUCT's exploration constant and its prior's temperature softmax(Q / T) (win-rate units): tuned by `messiah
 # tune` and confirmed against the earlier 1.5 and 0.05 by matches (docs/search.md, "PUCT's constants"). A
@@ -65,72 +80,39 @@ LEAF_MATE_OPTION = SearchOption("LeafMateNodes", "leaf_mate_nodes", LEAF_MATE_NO
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
-class Node:
-    """A scored position. Per child: total value W and visits N from this node's side to move."""
-
-    __slots__ = ("key", "moves", "q", "prior", "w", "n", "children", "visits", "terminal", "plies", "mate", "shared")
-
-    def __init__(self, key: int, scores: MoveScores | None, prior_visits: float, terminal: float | None = None):
-        self.key = key
-        # The value for the side to move when it is known for certain: the game ended here, or a proof
-        # (1 win / 0 loss) came up from the children. ``plies`` is then the distance to the mate, counted
-        # from this node (so it holds when the tree is reused from a later root).
-        self.terminal = terminal
-        self.plies = 0
-        self.mate: list[int] | None = None  # the mating line when the win was proven as the node was made
-        self.children: dict[int, Node] = {}
-        self.visits = 0
-        self.shared: tuple[np.ndarray, np.ndarray] | None = None  # other processes' root statistics taken in
-        if scores is None:
-            self.moves = np.zeros(0, np.uint32)
-            self.q = self.prior = self.w = self.n = np.zeros(0)
-            return
-        self.moves = scores.moves
-        self.q = scores.q.astype(np.float64)
-        self.n = np.full(len(self.moves), prior_visits)
-        self.w = self.q * prior_visits
-        self.prior = self.q  # replaced by PUCT
-
-    def most_visited(self) -> int:
-        """The index of the search's choice here: the most visited move, ties to the better mean."""
-        return int(np.argmax(self.n + 1e-6 * self.w / np.maximum(self.n, 1e-9)))
-
-    def value(self) -> float:
-        """The node's value for its side to move."""
-        if self.terminal is not None:
-            return self.terminal
-        return float((self.w / np.maximum(self.n, 1e-9)).max()) if len(self.moves) else 0.0
-
-
-class _Leaf(NamedTuple):
-    """A new leaf waiting in a batch for its forward pass: its position's key and :meth:`BanditSearch._mate_line`."""
-
-    key: int
-    mate: list[int]
-
-
 class BanditSearch(Searcher):
-    """The shared tree; subclasses give the selection score."""
+    """The shared tree (:class:`search.tree.Tree`); subclasses give the selection rule."""
+
+    rule = UCB1
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
-                 mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
+                 mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0):
         super().__init__(evaluator, mate_nodes)
         self.c = c
         self.prior_visits = prior_visits
         self.batch_size = batch_size
-        self.root: Node | None = None
+        self.tree = Tree(DEFAULT_TREE_BYTES, prior_visits, temperature)
+        self.root: NodeView | None = None
         self.helpers: Helpers | None = None  # root-parallel helper processes (start_helpers)
         self.share: RootShare | None = None  # this process's row of their shared root statistics
         self.leaf_dfpn = None
         if leaf_mate_nodes > 0:
             self.leaf_dfpn = cshogi.DfPn()
             self.leaf_dfpn.set_max_search_node(leaf_mate_nodes)
+        self._paths = np.zeros((batch_size, MAX_DEPTH), np.int64)  # the batch's descents, edge by edge
+        self._moves = np.zeros(MAX_DEPTH, np.int64)  # the moves of the descent being taken down
 
     def new_game(self) -> None:
         super().new_game()
         self.root = None
+        self.tree.clear()
         if self.helpers is not None:
             self.helpers.send(("new_game",))
+
+    def set_hash(self, megabytes: int) -> None:
+        """The evaluation cache gets half of ``megabytes``, the tree the other half."""
+        super().set_hash(megabytes)
+        self.tree.max_bytes = megabytes * 2**20 // 2
 
     def start_helpers(self, count: int, factory: Callable[[], BanditSearch]) -> None:
         """Search timed and endless moves with ``count`` helper processes beside this one (root parallelism,
@@ -146,15 +128,6 @@ class BanditSearch(Searcher):
             self.helpers.close()
             self.helpers = self.share = None
 
-    def scores_to_prior(self, node: Node) -> None:
-        """Hook: PUCT turns the move scores into a policy."""
-
-    def selection(self, node: Node) -> np.ndarray:
-        raise NotImplementedError
-
-    def _new_node(self, board: cshogi.Board, scores: MoveScores) -> Node:
-        return self._node(board.zobrist_hash(), scores, self._mate_line(board) if len(scores.moves) else [])
-
     def _mate_line(self, board: cshogi.Board) -> list[int]:
         """The part of a new node that needs its board: a mate for the side to move (mate in one, else the
         leaf df-pn's), or []."""
@@ -167,40 +140,35 @@ class BanditSearch(Searcher):
             return [int(m) for m in self.leaf_dfpn.get_pv(board)]
         return []
 
-    def _node(self, key: int, scores: MoveScores, line: list[int]) -> Node:
-        """The node of position ``key`` from its move scores and :meth:`_mate_line`."""
-        node = Node(key, scores, self.prior_visits)
-        if len(node.moves) == 0:
-            node.terminal = 0.0  # mated (tree values stay win rates so that they average)
-        elif line:
-            # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
-            hit = np.flatnonzero((node.moves & 0xFFFF) == (line[0] & 0xFFFF))
-            if len(hit):  # a proven win: the mating move's Q is 1, and the node needs no deeper search
-                i = int(hit[0])
-                node.q[i], node.w[i] = 1.0, self.prior_visits
-                node.terminal, node.plies, node.mate = 1.0, len(line), [int(node.moves[i])] + line[1:]
-        self.scores_to_prior(node)
-        return node
+    def _new_node(self, board: cshogi.Board, scores: MoveScores) -> int:
+        """The node of ``board`` from its move scores; room for it must have been made."""
+        line = self._mate_line(board) if len(scores.moves) else []
+        return self.tree.add(board.zobrist_hash(), scores.moves, scores.q, line)
 
-    def _find_reusable(self, board: cshogi.Board) -> Node | None:
-        """The previous tree's node for this position, up to 4 plies below the old root."""
+    def reusable(self, board: cshogi.Board) -> NodeView | None:
+        """The previous tree's node for this position, up to REUSE_PLIES plies below the old root, or None."""
         if self.root is None:
             return None
-        key, frontier = board.zobrist_hash(), [self.root]
-        for _ in range(5):
-            for node in frontier:
-                if node.key == key and node.terminal is None:
-                    return node
-            frontier = [child for node in frontier for child in node.children.values()]
-        return None
+        node = self.tree.find(self.root.index, board.zobrist_hash(), REUSE_PLIES)
+        return self.tree.view(node) if node >= 0 else None
+
+    def _root(self, board: cshogi.Board) -> NodeView:
+        """The search's root: the :meth:`reusable` node with its subtree kept and the rest of the tree dropped;
+        else a new tree."""
+        tree, reused = self.tree, self.reusable(board)
+        if reused is not None:
+            tree.keep_subtree(reused.index)
+        else:
+            tree.clear()
+            scores = self.cache.get(board)
+            tree.room(1, len(scores.moves))  # the first node always fits: the arrays start larger than any
+            self._new_node(board, scores)
+        return tree.view(0)
 
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
-        root = self._find_reusable(board)
-        if root is None:
-            root = self._new_node(board, self.cache.get(board))
-        root.terminal = None  # the root is searched, whatever its mate-in-one flag says
-        self.root = root
+        root = self.root = self._root(board)
+        root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says
         counted = limits.nodes is not None or limits.visits is not None or limits.depth is not None
         budget = DEFAULT_NODES if not counted and not clock.bounded() else limits.nodes
         if limits.visits is not None:
@@ -219,8 +187,9 @@ class BanditSearch(Searcher):
             pv = self._pv(root)
             mean = root.w / np.maximum(root.n, 1e-9)
             best = int(np.flatnonzero(root.moves == pv[0])[0])
-            if root.terminal is not None:  # proven: a win (mate in root.plies) or a loss
-                winrate, mate = root.terminal, root.plies if root.terminal == 1.0 else -root.plies
+            terminal = root.terminal
+            if terminal is not None:  # proven: a win (mate in root.plies) or a loss
+                winrate, mate = terminal, root.plies if terminal == 1.0 else -root.plies
             else:
                 winrate, mate = float(mean[best]), None
             # nodes: the root's new visits, the helpers' taken in included
@@ -237,7 +206,7 @@ class BanditSearch(Searcher):
                 if limits.depth is not None and (seldepth >= limits.depth or playouts >= DEFAULT_NODES * limits.depth):
                     break  # the tree has reached the asked depth (or cannot: every line ends before it)
                 want = self.batch_size if budget is None else min(self.batch_size, budget - playouts)
-                depth, done = self._simulate_batch(root, board, want)
+                depth, done = self._simulate_batch(board, want)
                 playouts += done
                 seldepth = max(seldepth, depth)
                 if clock.past_optimum(self._stability(root, clock)):
@@ -254,12 +223,12 @@ class BanditSearch(Searcher):
             info(out)
         return out
 
-    def _lines(self, root: Node, mean: np.ndarray) -> list[tuple[float, int | None, list[int]]]:
+    def _lines(self, root: NodeView, mean: np.ndarray) -> list[tuple[float, int | None, list[int]]]:
         """MultiPV: the most visited root moves with their mean values and lines."""
-        lines = []
+        lines, children = [], root.children
         for i in np.argsort(-root.n, kind="stable")[: self.multipv]:
             move = int(root.moves[i])
-            child = root.children.get(move)
+            child = children.get(move)
             mate = None
             if child is not None and child.terminal in (0.0, 1.0):
                 mate = child.plies + 1 if child.terminal == 0.0 else -(child.plies + 1)
@@ -268,108 +237,97 @@ class BanditSearch(Searcher):
         return lines
 
     @staticmethod
-    def _stability(root: Node, clock: Clock) -> float:
+    def _stability(root: NodeView, clock: Clock) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
-        best = int(np.argmax(root.n))
-        if root.n[best] >= OBVIOUS_SHARE * root.n.sum():
+        n = root.n
+        best = int(np.argmax(n))
+        if n[best] >= OBVIOUS_SHARE * n.sum():
             return clock.obvious
-        return 1.0 if best == int(np.argmax(root.w / root.n)) else clock.unstable
+        return 1.0 if best == int(np.argmax(root.w / n)) else clock.unstable
 
-    def _simulate_batch(self, root: Node, board: cshogi.Board, count: int) -> tuple[int, int]:
-        """Run ``count`` simulations whose leaves are scored in one forward pass. A simulation that selects a
-        new leaf another one of the batch has already taken is dropped (python-dlshogi2's QUEUING and
-        DISCARDED): scoring and backing up that leaf twice would count one evaluation as two visits.
-        A new leaf is taken down (its arrays, legal moves and mate line) while the board stands on it, rather
-        than copied: a board's copy carries its whole game history, 20 us at ply 120.
-        Returns the deepest ply and the simulations backed up."""
-        pending: list[tuple[list[tuple[Node, int]], _Leaf | None, float | None]] = []
-        in_flight: set[tuple[int, int]] = set()  # (id(node), child index) of the leaves waiting to be scored
-        arrays, legal = PositionArrays.empty(count), []  # the leaves to score, in pending's order
-        deepest = 0
+    def _simulate_batch(self, board: cshogi.Board, count: int) -> tuple[int, int]:
+        """Run ``count`` simulations from the root (node 0) whose leaves are scored in one forward pass. The
+        descents run in compiled code (:func:`search.tree.select_leaf`); each new leaf is taken down while the board
+        stands on it (its arrays, legal moves and mate line) rather than copied: a board's copy carries its whole
+        game history, 20 us at ply 120. A simulation that selects a leaf another one of the batch already waits
+        for is dropped (python-dlshogi2's QUEUING and DISCARDED): scoring and backing up that leaf twice would
+        count one evaluation as two visits. A full tree (USI_Hash) expands nothing: a new leaf is then valued by
+        its move's Q. Returns the deepest ply and the simulations backed up."""
+        tree, paths, line = self.tree, self._paths, self._moves
+        room = tree.room(count, count * MAX_MOVES)
+        arrays, legal, keys, mates = PositionArrays.empty(count), [], [], []
+        depths = np.zeros(count, np.int64)
+        values = np.full(count, np.nan)
+        leaf = np.full(count, -1, np.int64)
+        deepest = pending = 0
         for _ in range(count):
-            path: list[tuple[Node, int]] = []
-            node, pushed, leaf_value, leaf = root, 0, None, None
-            while True:
-                if node.terminal is not None and node is not root:
-                    leaf_value = node.terminal
-                    break
-                i = int(np.argmax(self.selection(node)))
-                path.append((node, i))
-                node.n[i] += VIRTUAL_LOSS  # counted as a loss until the backup replaces it
-                move = int(node.moves[i])
-                board.push(move)
-                pushed += 1
-                child = node.children.get(move)
-                if child is None:
-                    ended = terminal_value(board, pushed, self.draw_ply)
-                    if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
-                        node.children[move] = Node(board.zobrist_hash(), None, 0, terminal=clamp(ended))
-                        leaf_value = clamp(ended)
-                    elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the
-                        leaf_value = ended   # first recurrence, and the line may still be played on)
-                    else:
-                        cached = self.cache.peek(board)
-                        if cached is not None:
-                            child = self._new_node(board, cached)
-                            node.children[move] = child
-                            leaf_value = child.value()
-                        elif (id(node), i) not in in_flight:
-                            in_flight.add((id(node), i))
-                            arrays.set(len(legal), board)
-                            legal.append(legal_move_indices(board))
-                            leaf = _Leaf(board.zobrist_hash(), self._mate_line(board) if len(legal[-1][0]) else [])
-                    break
-                node = child
-            deepest = max(deepest, pushed)
-            for _ in range(pushed):
-                board.pop()
-            if leaf is None and leaf_value is None:  # its leaf is in flight: take back the virtual loss
-                for node, i in path:
-                    node.n[i] -= VIRTUAL_LOSS
+            depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, self.rule, self.c,
+                                 self.prior_visits, paths[pending], line)
+            deepest = max(deepest, depth)
+            if end == DROPPED:
                 continue
-            pending.append((path, leaf, leaf_value))
+            depths[pending] = depth
+            if end >= 0:  # a proven node: its value
+                values[pending] = tree.node_f[end, TERMINAL]
+                pending += 1
+                continue
+            edge = paths[pending, depth - 1]
+            moves = line[:depth].tolist()
+            for move in moves:
+                board.push(move)
+            ended = terminal_value(board, depth, self.draw_ply)
+            if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
+                values[pending] = clamp(ended)
+                if room:
+                    tree.edge_i[edge, CHILD] = tree.add_terminal(board.zobrist_hash(), clamp(ended))
+            elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the first recurrence,
+                values[pending] = ended  # and the line may still be played on)
+            else:
+                cached = self.cache.peek(board)
+                if not room:
+                    values[pending] = cached.value() if cached is not None else 1.0 - tree.edge_f[edge, Q]
+                elif cached is not None:
+                    child = self._new_node(board, cached)
+                    tree.edge_i[edge, CHILD] = child
+                    values[pending] = tree.view(child).value()
+                else:
+                    tree.edge_i[edge, CHILD] = IN_FLIGHT
+                    leaf[pending] = len(legal)
+                    arrays.set(len(legal), board)
+                    legal.append(legal_move_indices(board))
+                    keys.append(board.zobrist_hash())
+                    mates.append(self._mate_line(board) if len(legal[-1][0]) else [])
+            for _ in moves:
+                board.pop()
+            pending += 1
         n = len(legal)
-        scored = iter(self.cache.evaluator.score_arrays(PositionArrays(*(a[:n] for a in arrays)), legal) if n else [])
-        for path, leaf, leaf_value in pending:
-            if leaf is not None:
-                scores = next(scored)
-                self.cache.evaluations += 1
-                self.cache.put(leaf.key, scores)
-                parent, i = path[-1]
-                child = self._node(leaf.key, scores, leaf.mate)
-                parent.children[int(parent.moves[i])] = child
-                leaf_value = child.value()
-            self._backup(path, leaf_value)
-        return deepest, len(pending)
+        if n:
+            scored = self.cache.evaluator.score_arrays(PositionArrays(*(a[:n] for a in arrays)), legal)
+            for key, scores in zip(keys, scored, strict=True):
+                self.cache.put(key, scores)
+            self.cache.evaluations += n
+            moves = np.concatenate([s.moves for s in scored]).astype(np.int64)
+            offsets = np.zeros(n + 1, np.int64)
+            np.cumsum([len(s.moves) for s in scored], out=offsets[1:])
+            q, p, hits = tree.prepare(moves, np.concatenate([s.q for s in scored]), offsets, mates)
+        else:
+            moves = offsets = hits = np.zeros(1, np.int64)
+            q = p = np.zeros(0)
+        made = np.full(n, -1, np.int64)
+        expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, tree.used, 0, paths[:pending],
+                           depths[:pending], values[:pending], leaf[:pending],
+                           np.array([np.int64(np.uint64(k)) for k in keys] or [0], np.int64), offsets, moves, q, p,
+                           hits, np.array([len(m) for m in mates] or [0], np.int64), self.prior_visits,
+                           tree.temperature > 0.0, made)
+        for node, line in zip(made, mates, strict=True):
+            tree.keep_mate(int(node), line)
+        return deepest, pending
 
-    def _backup(self, path: list[tuple[Node, int]], leaf_value: float) -> None:
-        value = 1.0 - leaf_value  # the leaf's value seen from its parent
-        for node, i in reversed(path):
-            node.n[i] += 1 - VIRTUAL_LOSS
-            node.w[i] += value
-            node.visits += 1
-            value = 1.0 - value
-            self._prove(node, node.children.get(int(node.moves[i])))
-
-    @staticmethod
-    def _prove(node: Node, child: Node | None) -> None:
-        """MCTS-Solver: a move to a position lost for the opponent proves a win; a node whose every move
-        leads to a position won for the opponent is lost. The distance is the quickest win known, or the
-        longest defence: the length of the line that :meth:`_proof_line` shows."""
-        if child is None or child.terminal not in (0.0, 1.0):
-            return
-        wins = [c.plies + 1 for c in node.children.values() if c.terminal == 0.0]
-        wins += [len(node.mate)] if node.mate else []
-        if wins:
-            node.terminal, node.plies = 1.0, min(wins)
-        elif len(node.children) == len(node.moves) and all(c.terminal == 1.0 for c in node.children.values()):
-            node.terminal, node.plies = 0.0, max(c.plies for c in node.children.values()) + 1
-
-    def _pv(self, root: Node) -> list[int]:
+    def _pv(self, root: NodeView) -> list[int]:
         """The most visited line, up to a proven node; from there the proof's line."""
         pv, node = [], root
-        while node is not None and len(node.moves) and len(pv) < MAX_PV:
+        while node is not None and root.tree.node_i[node.index, COUNT] and len(pv) < MAX_PV:
             if node.terminal in (0.0, 1.0):
                 return pv + self._proof_line(node)
             i = node.most_visited()
@@ -378,7 +336,7 @@ class BanditSearch(Searcher):
         return pv
 
     @staticmethod
-    def _proof_line(node: Node) -> list[int]:
+    def _proof_line(node: NodeView) -> list[int]:
         """A proven node's line of exactly ``node.plies`` moves, ending in mate: through the child one ply
         nearer the end (the quickest win, the longest defence), or the mate found as the node was made."""
         line: list[int] = []
@@ -404,15 +362,12 @@ class Ucb1(BanditSearch):
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)
 
-    def selection(self, node: Node) -> np.ndarray:
-        total = node.n.sum()
-        return node.w / node.n + self.c * np.sqrt(math.log(max(total, 1.0)) / node.n)
-
 
 class Puct(BanditSearch):
     """PUCT with P = softmax(Q / temperature): the move scores as a policy prior."""
 
     name = "puct"
+    rule = PUCT
     options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION,
                SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
                SearchOption("PuctTemperature", "temperature", PUCT_TEMPERATURE, 1, 10000, scale=1000))
@@ -421,14 +376,4 @@ class Puct(BanditSearch):
                  prior_visits: float = 1.0, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
                  leaf_mate_nodes: int = LEAF_MATE_NODES):
         self.temperature = temperature
-        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)
-
-    def scores_to_prior(self, node: Node) -> None:
-        if len(node.q):
-            z = (node.q - node.q.max()) / self.temperature
-            p = np.exp(z)
-            node.prior = p / p.sum()
-
-    def selection(self, node: Node) -> np.ndarray:
-        real = node.n - self.prior_visits
-        return node.w / node.n + self.c * node.prior * math.sqrt(max(node.visits, 1)) / (1.0 + real)
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes, temperature)

@@ -51,20 +51,20 @@ class RootTable:
 class RootShare:
     """One process's view of the table: ``slot`` is its row. :meth:`exchange` publishes this process's own root
     statistics and adds what the others have gained since the last exchange into its root node (which keeps
-    what it has taken in ``node.shared``, so that its own part can always be told apart)."""
+    what it has taken in its tree's ``shared``, so that its own part can always be told apart)."""
 
     def __init__(self, table: RootTable, slot: int):
         self.slot = slot
         self.keys, self.n, self.w = table.views()
 
     def exchange(self, node, prior_visits: float) -> None:
-        """Publish ``node``'s own statistics (the root of this process's search) and take in the others'."""
-        m = len(node.moves)
+        """Publish ``node``'s own statistics (the root of this process's search, a :class:`search.tree.NodeView`)
+        and take in the others'."""
+        moves = node.n
+        m = len(moves)
         if m == 0 or m > MAX_MOVES:
             return
-        if node.shared is None:
-            node.shared = (np.zeros(m), np.zeros(m))
-        taken_n, taken_w = node.shared
+        taken_n, taken_w = node.shared if node.shared is not None else (np.zeros(m), np.zeros(m))
         key = np.uint64(node.key)
         if self.keys[self.slot] != key:
             self.keys[self.slot] = 0  # a new position: no reader takes the row until it is whole
@@ -74,13 +74,11 @@ class RootShare:
         others = np.flatnonzero(self.keys == key)
         others = others[others != self.slot]
         if not len(others):
+            node.tree.shared[node.index] = (taken_n, taken_w)
             return
         now_n, now_w = self.n[others, :m].sum(axis=0), self.w[others, :m].sum(axis=0)
-        gained = now_n - taken_n
-        node.n += gained
-        node.w += now_w - taken_w
-        node.visits += int(round(gained.sum()))
-        node.shared = (now_n, now_w)
+        node.add_visits(now_n - taken_n, now_w - taken_w)
+        node.tree.shared[node.index] = (now_n, now_w)
 
 
 class Helpers:

@@ -8,7 +8,6 @@ import sys
 import threading
 import time
 from functools import partial
-from types import SimpleNamespace
 
 import cshogi
 import numpy as np
@@ -20,8 +19,9 @@ from messiah.engine.engine import Engine, engine_settings
 from messiah.engine.usi import UsiEngine
 from messiah.search import Clock, Limits, TimeBudget
 from messiah.search.base import CACHE_ENTRY_BYTES
-from messiah.search.mcts import Node, Puct
+from messiah.search.mcts import Puct
 from messiah.search.parallel import RootShare, RootTable
+from messiah.search.tree import NodeView, Tree
 
 # An opening 24 plies in (a floodgate game's, as match openings are): many reasonable moves, no mate near.
 POSITION = ("startpos moves 7g7f 3c3d 2g2f 4a3b 6i7h 4c4d 2f2e 2b3c 3i4h 6a5b 5g5f 5b4c 8h7g 3a2b 7g6h 5a4a "
@@ -40,19 +40,18 @@ def board_of(position: str) -> cshogi.Board:
 def test_root_share_takes_in_the_others_visits_once():
     """Two processes' roots of one position: after exchanges each root holds the sum of both processes' own
     visits and values, however often they exchange, and a third row on another position is left out."""
-    scores = SimpleNamespace(moves=np.array([11, 22, 33], np.uint32), q=np.array([0.5, 0.25, 0.75]))
+    moves, q = np.array([11, 22, 33], np.uint32), np.array([0.5, 0.25, 0.75])
     table = RootTable(3)
-    a, b = Node(7, scores, 1.0), Node(7, scores, 1.0)
-    elsewhere = Node(8, scores, 1.0)
+
+    def root(key: int) -> NodeView:  # each process's root, in a tree of its own
+        tree = Tree(2**20, 1.0)
+        return tree.view(tree.add(key, moves, q, []))
+
+    a, b, elsewhere = root(7), root(7), root(8)
     mine, theirs, third = RootShare(table, 0), RootShare(table, 1), RootShare(table, 2)
-    a.n += [5, 0, 0]
-    a.w += [3.0, 0, 0]
-    a.visits += 5
-    b.n += [0, 4, 0]
-    b.w += [0, 1.0, 0]
-    b.visits += 4
-    elsewhere.n += [100, 100, 100]
-    elsewhere.visits += 300
+    a.add_visits(np.array([5.0, 0, 0]), np.array([3.0, 0, 0]))
+    b.add_visits(np.array([0, 4.0, 0]), np.array([0, 1.0, 0]))
+    elsewhere.add_visits(np.array([100.0, 100, 100]), np.zeros(3))
     third.exchange(elsewhere, 1.0)
     for _ in range(3):
         mine.exchange(a, 1.0)
@@ -61,9 +60,7 @@ def test_root_share_takes_in_the_others_visits_once():
         assert list(node.n) == [6, 5, 1]  # one prior visit each, plus 5 and 4 real ones
         assert list(node.w) == [0.5 + 3.0, 0.25 + 1.0, 0.75]
         assert node.visits == 9
-    a.n[2] += 2  # a's own work goes on; b takes in only the new part
-    a.w[2] += 1.5
-    a.visits += 2
+    a.add_visits(np.array([0, 0, 2.0]), np.array([0, 0, 1.5]))  # a's own work goes on; b takes in only the new part
     mine.exchange(a, 1.0)
     theirs.exchange(b, 1.0)
     assert list(b.n) == [6, 5, 3] and b.w[2] == 0.75 + 1.5 and b.visits == 11

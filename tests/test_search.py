@@ -197,11 +197,11 @@ def test_tree_is_reused_two_plies_later(evaluator, name):
     first = searcher.search(board, Limits(nodes=300))
     board.push(first.pv[0])
     board.push(first.pv[1])
-    reused = searcher._find_reusable(board)
-    assert reused is not None
+    reused = searcher.reusable(board)
+    assert reused is not None and reused.key == board.zobrist_hash()
     before = reused.visits
     searcher.search(board, Limits(nodes=50))
-    assert searcher.root is reused and reused.visits >= before + 50
+    assert searcher.root.key == board.zobrist_hash() and searcher.root.visits == before + 50
 
 
 @pytest.mark.parametrize("name", ["ucb1", "puct"])
@@ -213,12 +213,12 @@ def test_a_visits_budget_counts_the_visits_kept_from_the_last_move(evaluator, na
     first = searcher.search(board, Limits(visits=200))
     assert first.nodes == 200 == searcher.root.visits
     board.push(first.bestmove)
-    kept = searcher._find_reusable(board).visits
+    kept = searcher.reusable(board).visits
     assert 0 < kept < 200
     second = searcher.search(board, Limits(visits=200))
     assert second.nodes == 200 - kept and searcher.root.visits == 200
     board.push(second.bestmove)
-    kept = searcher._find_reusable(board).visits
+    kept = searcher.reusable(board).visits
     third = searcher.search(board, Limits(visits=kept))
     assert third.nodes == 1 and searcher.root.visits == kept + 1
     ab = make_searcher("alphabeta", evaluator, mate_nodes=0)

@@ -35,7 +35,7 @@ from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.evaluator import Evaluator, ScalarEvaluator, default_model_path
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
-from messiah.moves import legal_move_indices
+from messiah.moves import legal_move_indices, pad_indices
 from messiah.paths import SHARED_DATA
 from messiah.position import board_from_sfen
 from messiah.search import SEARCH_NAMES
@@ -338,7 +338,9 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
                  batch_sizes: tuple[int, ...] | None = None, options: Mapping[str, str] | None = None) -> dict:
     """Each search, as the engine with ``options`` builds it (USI option name -> value), on every position
     for ``movetime`` seconds: evaluator calls per second, legal moves scored per second, the evaluator's share
-    of the time, and those against the bare batch-1 rate. The bandit searches run once per leaf batch size in
+    of the time, and those against the bare rates: one position scored at a time (features, legal moves and the
+    pass), and the forward passes alone (Evaluator.run) at the search's batch size. The bandit searches run once
+    per leaf batch size in
     ``batch_sizes`` (None: the engine's BatchSize; alpha-beta has none). MateNodes is 0: this measures the
     evaluator's path, not df-pn's. With Threads > 1 (root-parallel helper processes) positions evaluated and
     nodes count every process; forward passes, moves scored and the evaluator's share are the main one's."""
@@ -347,6 +349,19 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
 
     bare = 1.0 / (_per_call(lambda: [evaluator.score(b) for b in positions.boards], 1) / len(positions.boards))
     out = {"movetime_ms": movetime * 1000, "bare_score_per_s": bare}
+    feats = np.stack([board_planes(b) for b in positions.boards])
+    indices = [legal_move_indices(b)[1] for b in positions.boards]
+
+    def bare_rate(batch: int) -> float:
+        """Positions a second of the forward passes alone (Evaluator.run) at ``batch``, over the same positions:
+        what a search could reach if its tree cost nothing."""
+        key = f"forward_batch{batch}_per_s"
+        if key not in out:
+            calls = [(feats[i : i + batch], pad_indices(indices[i : i + batch])[0])
+                     for i in range(0, len(feats), batch)]
+            out[key] = len(feats) / _per_call(lambda: [evaluator.run(f, idx) for f, idx in calls], 1)
+        return out[key]
+
     sizes = batch_sizes or (engine_settings(options)["BatchSize"],)
     runs = [(name, b) for name in names for b in (sizes if name != "alphabeta" else (1,))]
     for name, batch in runs:
@@ -371,6 +386,7 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
             "nodes_per_s": nodes / wall,
             "evaluator_share": (evaluator.seconds - seconds) / wall,
             "vs_bare_batch1": evaluated / wall / bare,
+            f"vs_forward_batch{batch}": evaluated / wall / bare_rate(batch),
         }
     return out
 

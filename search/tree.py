@@ -1,0 +1,546 @@
+"""The bandit searches' tree as flat arrays, and its hot loops (selection, expansion, backup) compiled by numba.
+
+A node is a row of the node arrays; its children (one per legal move, in the move generator's order) are a run of
+rows of the edge arrays, each holding the move's visits N and total value W from the node's side to move, its prior
+and its network Q, and the index of the child node once there is one. A simulation's descent and a batch's backups
+then run in compiled code over arrays, and Python runs once per simulation (to push the chosen line on cshogi's
+board and take the leaf down) instead of once per ply and per node.
+
+The arithmetic is the one the searches had when the tree was Python objects, operation for operation (numpy's
+pairwise summation included), so that a search to a fixed number of visits chooses the same moves.
+
+Memory: the arrays grow by doubling up to ``max_bytes`` (the search's share of USI_Hash), and never past it. A full
+tree stops expanding: a simulation that reaches the tree's edge then takes the move's Q as the leaf's value, so a
+long ``go infinite`` keeps refining the visits inside the tree it has.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+from numba import njit
+
+# node_f columns (float64)
+VISITS, TERMINAL = 0, 1
+# node_i columns (int64): the first edge, the number of edges, plies to the end when proven, the length of the mate
+# line found as the node was made (0: none), the position's zobrist key (its uint64 bits)
+FIRST, COUNT, PLIES, MATE, KEY = 0, 1, 2, 3, 4
+# edge_f columns (float64)
+W, N, PRIOR, Q = 0, 1, 2, 3
+# edge_i columns (int64)
+MOVE, CHILD = 0, 1
+NO_CHILD = -1  # an edge not yet expanded
+IN_FLIGHT = -2  # an edge whose leaf waits in the batch for its forward pass
+# what a descent ended on (``select``'s second value, when not a terminal node's index)
+NEW_EDGE = -1
+DROPPED = -2
+UCB1, PUCT = 0, 1  # selection rules
+VIRTUAL_LOSS = 1.0  # a visit counted as a loss (W unchanged) while its leaf waits in the batch
+MAX_DEPTH = 1024  # plies a descent may take; deeper lines are dropped (no search grows one)
+MAX_MOVES = 600  # more than the most legal moves a shogi position has (593)
+NODE_BYTES = 7 * 8
+EDGE_BYTES = 6 * 8
+INITIAL_EDGES = 1 << 16
+# Edge rows per node row: nodes average about 80 moves, but positions in check few, and proven ends none
+EDGES_PER_NODE_SLOT = 8
+
+
+@njit(cache=True, nogil=True)
+def _block_sum(a, lo, n):
+    """numpy's float64 sum of a[lo:lo+n] for n <= 128: eight running sums, then the rest in order."""
+    if n < 8:
+        s = 0.0
+        for i in range(lo, lo + n):
+            s += a[i]
+        return s
+    r0, r1, r2, r3 = a[lo], a[lo + 1], a[lo + 2], a[lo + 3]
+    r4, r5, r6, r7 = a[lo + 4], a[lo + 5], a[lo + 6], a[lo + 7]
+    i = 8
+    while i < n - n % 8:
+        r0 += a[lo + i]
+        r1 += a[lo + i + 1]
+        r2 += a[lo + i + 2]
+        r3 += a[lo + i + 3]
+        r4 += a[lo + i + 4]
+        r5 += a[lo + i + 5]
+        r6 += a[lo + i + 6]
+        r7 += a[lo + i + 7]
+        i += 8
+    s = ((r0 + r1) + (r2 + r3)) + ((r4 + r5) + (r6 + r7))
+    while i < n:
+        s += a[lo + i]
+        i += 1
+    return s
+
+
+@njit(cache=True, nogil=True, inline="always")
+def _half(n):
+    return n // 2 - (n // 2) % 8
+
+
+# numpy's pairwise summation halves a sum until its parts have at most 128 terms. Written out level by level rather
+# than recursively: numba's cache cannot reload a recursive function (the reloaded code crashes).
+@njit(cache=True, nogil=True)
+def _sum1(a, lo, n):
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    h = _half(n)
+    return _block_sum(a, lo, h) + _block_sum(a, lo + h, n - h)
+
+
+@njit(cache=True, nogil=True)
+def _sum2(a, lo, n):
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    h = _half(n)
+    return _sum1(a, lo, h) + _sum1(a, lo + h, n - h)
+
+
+@njit(cache=True, nogil=True)
+def _sum3(a, lo, n):
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    h = _half(n)
+    return _sum2(a, lo, h) + _sum2(a, lo + h, n - h)
+
+
+@njit(cache=True, nogil=True)
+def _pairwise_sum(a, lo, n):
+    """numpy's float64 sum of a[lo:lo+n] (its pairwise summation, in its order) for n <= 1024, so that priors match
+    numpy's to the bit."""
+    if n <= 128:
+        return _block_sum(a, lo, n)
+    h = _half(n)
+    return _sum3(a, lo, h) + _sum3(a, lo + h, n - h)
+
+
+@njit(cache=True, nogil=True)
+def _add_node(node_f, node_i, edge_f, edge_i, used, key, moves, q, p, hit, mate_len, prior_visits, puct):
+    """Append the node of a scored position and return its index: its ``moves`` and their ``q`` (float64), every
+    child starting as if visited ``prior_visits`` times at its Q. A position without moves is mated (value 0).
+    ``hit`` >= 0: the move that starts a mate of ``mate_len`` plies found as the node was made (its Q is already 1),
+    which proves a win. With ``puct``, the prior is softmax(Q / T) from ``p`` = exp((Q - max Q) / T), which numpy
+    computed (its exp differs from libm's in the last bit, and the searches' choices follow these bits); else Q."""
+    node, first, m = used[0], used[1], len(moves)
+    used[0] += 1
+    used[1] += m
+    node_f[node, VISITS] = 0.0
+    node_f[node, TERMINAL] = np.nan
+    node_i[node, FIRST], node_i[node, COUNT], node_i[node, PLIES], node_i[node, MATE] = first, m, 0, 0
+    node_i[node, KEY] = key
+    for i in range(m):
+        e = first + i
+        edge_i[e, MOVE], edge_i[e, CHILD] = moves[i], NO_CHILD
+        edge_f[e, Q] = q[i]
+        edge_f[e, N] = prior_visits
+        edge_f[e, W] = q[i] * prior_visits
+    if m == 0:
+        node_f[node, TERMINAL] = 0.0  # mated (tree values stay win rates so that they average)
+    elif hit >= 0:
+        node_f[node, TERMINAL] = 1.0
+        node_i[node, PLIES] = mate_len
+        node_i[node, MATE] = mate_len
+    if puct and m > 0:
+        total = _pairwise_sum(p, 0, m)
+        for i in range(m):
+            edge_f[first + i, PRIOR] = p[i] / total
+    else:
+        for i in range(m):
+            edge_f[first + i, PRIOR] = q[i]
+    return node
+
+
+@njit(cache=True, nogil=True)
+def _add_terminal(node_f, node_i, used, key, value):
+    """Append a node where the game has ended (no edges), with its proven ``value`` (1 won, 0 lost)."""
+    node = used[0]
+    used[0] += 1
+    node_f[node, VISITS], node_f[node, TERMINAL] = 0.0, value
+    node_i[node, FIRST], node_i[node, COUNT], node_i[node, PLIES], node_i[node, MATE] = used[1], 0, 0, 0
+    node_i[node, KEY] = key
+    return node
+
+
+@njit(cache=True, nogil=True)
+def _value(node_f, node_i, edge_f, node):
+    """A node's value for its side to move: its proven value, else its best child's mean (0 without moves)."""
+    if not math.isnan(node_f[node, TERMINAL]):
+        return node_f[node, TERMINAL]
+    first, m = node_i[node, FIRST], node_i[node, COUNT]
+    if m == 0:
+        return 0.0
+    best = -np.inf
+    for e in range(first, first + m):
+        best = max(best, edge_f[e, W] / max(edge_f[e, N], 1e-9))
+    return best
+
+
+@njit(cache=True, nogil=True)
+def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, path, moves):
+    """One simulation's descent from ``root`` by the selection ``rule``, each edge taken under a virtual loss;
+    ``path`` gets the edges and ``moves`` their moves. Returns (depth, end): ``end`` is a proven node reached
+    below the root (its value is the leaf's), NEW_EDGE when the last edge has no node yet, or DROPPED when it
+    leads to a leaf already waiting in this batch (the virtual losses are then taken back)."""
+    node, depth = root, 0
+    while True:
+        if node != root and not math.isnan(node_f[node, TERMINAL]):
+            return depth, node
+        first, m = node_i[node, FIRST], node_i[node, COUNT]
+        best, best_score = first, -np.inf
+        if rule == UCB1:
+            total = 0.0
+            for e in range(first, first + m):
+                total += edge_f[e, N]
+            log_total = math.log(max(total, 1.0))
+            for e in range(first, first + m):
+                score = edge_f[e, W] / edge_f[e, N] + c * math.sqrt(log_total / edge_f[e, N])
+                if score > best_score or math.isnan(score):
+                    best, best_score = e, score
+                    if math.isnan(score):
+                        break
+        else:
+            root_n = math.sqrt(max(node_f[node, VISITS], 1.0))
+            for e in range(first, first + m):
+                score = edge_f[e, W] / edge_f[e, N] + c * edge_f[e, PRIOR] * root_n / (
+                    1.0 + (edge_f[e, N] - prior_visits))
+                if score > best_score or math.isnan(score):
+                    best, best_score = e, score
+                    if math.isnan(score):
+                        break
+        edge_f[best, N] += VIRTUAL_LOSS
+        path[depth], moves[depth] = best, edge_i[best, MOVE]
+        depth += 1
+        child = edge_i[best, CHILD]
+        if child == NO_CHILD:
+            return depth, NEW_EDGE
+        if child == IN_FLIGHT or depth == len(path):
+            for k in range(depth):
+                edge_f[path[k], N] -= VIRTUAL_LOSS
+            return depth, DROPPED
+        node = child
+
+
+@njit(cache=True, nogil=True)
+def _prove(node_f, node_i, edge_f, edge_i, node, child):
+    """MCTS-Solver: a move to a position lost for the opponent proves a win; a node whose every move leads to a
+    position won for the opponent is lost. The distance is the quickest win known, or the longest defence."""
+    if child < 0:
+        return
+    t = node_f[child, TERMINAL]
+    if t != 0.0 and t != 1.0:
+        return
+    first, m = node_i[node, FIRST], node_i[node, COUNT]
+    win, all_lost, longest = 1 << 60, True, 0
+    for e in range(first, first + m):
+        c = edge_i[e, CHILD]
+        if c < 0:
+            all_lost = False
+            continue
+        tc = node_f[c, TERMINAL]
+        if tc == 0.0:
+            win = min(win, node_i[c, PLIES] + 1)
+        if tc == 1.0:
+            longest = max(longest, node_i[c, PLIES])
+        else:
+            all_lost = False
+    if node_i[node, MATE] > 0:
+        win = min(win, node_i[node, MATE])
+    if win < 1 << 60:
+        node_f[node, TERMINAL], node_i[node, PLIES] = 1.0, win
+    elif all_lost:
+        node_f[node, TERMINAL], node_i[node, PLIES] = 0.0, longest + 1
+
+
+@njit(cache=True, nogil=True)
+def _backup(node_f, node_i, edge_f, edge_i, root, path, depth, leaf_value):
+    """Back ``leaf_value`` (for the leaf's side to move) up the path with the negamax flip, replacing each
+    edge's virtual loss by the visit, and prove what the leaf's result proves."""
+    value = 1.0 - leaf_value
+    for k in range(depth - 1, -1, -1):
+        e = path[k]
+        node = root if k == 0 else edge_i[path[k - 1], CHILD]
+        edge_f[e, N] += 1.0 - VIRTUAL_LOSS
+        edge_f[e, W] += value
+        node_f[node, VISITS] += 1.0
+        value = 1.0 - value
+        _prove(node_f, node_i, edge_f, edge_i, node, edge_i[e, CHILD])
+
+
+@njit(cache=True, nogil=True)
+def expand_and_backup(node_f, node_i, edge_f, edge_i, used, root, paths, depths, values, leaf, keys, offsets,
+                       moves, q, p, hits, mate_len, prior_visits, puct, made):
+    """A batch's end, simulation by simulation in order: a simulation whose leaf was scored (``leaf[j]`` >= 0, its
+    row in ``keys``, ``offsets``, ``hits`` and ``mate_len``; its moves, Q and exp values at [offsets[row],
+    offsets[row + 1])) makes its node (index in ``made[row]``), links it to its edge and takes the node's value as
+    the leaf's; then it is backed up."""
+    for j in range(len(depths)):
+        value = values[j]
+        row = leaf[j]
+        if row >= 0:
+            lo, hi = offsets[row], offsets[row + 1]
+            node = _add_node(node_f, node_i, edge_f, edge_i, used, keys[row], moves[lo:hi], q[lo:hi], p[lo:hi],
+                             hits[row], mate_len[row], prior_visits, puct)
+            edge_i[paths[j, depths[j] - 1], CHILD] = node
+            made[row] = node
+            value = _value(node_f, node_i, edge_f, node)
+        _backup(node_f, node_i, edge_f, edge_i, root, paths[j], depths[j], value)
+
+
+@njit(cache=True, nogil=True)
+def _find(node_f, node_i, edge_i, root, key, levels):
+    """The first node of position ``key`` not proven, breadth first from ``root`` down ``levels`` plies, each
+    node's children in the order they were made; -1 when there is none."""
+    frontier = np.array([root], np.int64)
+    for _ in range(levels + 1):
+        for node in frontier:
+            if node_i[node, KEY] == key and math.isnan(node_f[node, TERMINAL]):
+                return node
+        count = 0
+        for node in frontier:
+            for e in range(node_i[node, FIRST], node_i[node, FIRST] + node_i[node, COUNT]):
+                count += edge_i[e, CHILD] >= 0
+        nxt = np.empty(count, np.int64)
+        count = 0
+        for node in frontier:
+            start = count
+            for e in range(node_i[node, FIRST], node_i[node, FIRST] + node_i[node, COUNT]):
+                if edge_i[e, CHILD] >= 0:
+                    nxt[count] = edge_i[e, CHILD]
+                    count += 1
+            nxt[start:count] = np.sort(nxt[start:count])
+        frontier = nxt
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def _keep_subtree(node_f, node_i, edge_f, edge_i, used, root):
+    """Keep only ``root`` and what lies below it, in place, nodes and edges in their old order (so children keep
+    the order they were made in). Returns the old index of each kept node by its new index."""
+    n = used[0]
+    kept = np.zeros(n, np.bool_)
+    stack = [root]
+    kept[root] = True
+    while len(stack):
+        node = stack.pop()
+        for e in range(node_i[node, FIRST], node_i[node, FIRST] + node_i[node, COUNT]):
+            c = edge_i[e, CHILD]
+            if c >= 0 and not kept[c]:
+                kept[c] = True
+                stack.append(c)
+    new = np.full(n, -1, np.int64)
+    count = 0
+    for node in range(n):
+        if kept[node]:
+            new[node] = count
+            count += 1
+    old = np.empty(count, np.int64)
+    edges = 0
+    for node in range(n):
+        if not kept[node]:
+            continue
+        to = new[node]
+        old[to] = node
+        first, m = node_i[node, FIRST], node_i[node, COUNT]
+        node_f[to] = node_f[node]
+        node_i[to] = node_i[node]
+        node_i[to, FIRST] = edges
+        for i in range(m):  # destinations never pass their sources: copying upwards in order is safe
+            edge_f[edges + i] = edge_f[first + i]
+            c = edge_i[first + i, CHILD]
+            edge_i[edges + i, MOVE] = edge_i[first + i, MOVE]
+            edge_i[edges + i, CHILD] = new[c] if c >= 0 else NO_CHILD
+        edges += m
+    used[0], used[1] = count, edges
+    return old
+
+
+class Tree:
+    """The arrays of one search tree, bounded by ``max_bytes``; ``mates`` holds the mating lines found as nodes
+    were made and ``shared`` the root statistics taken in from other processes (:mod:`search.parallel`), by node."""
+
+    def __init__(self, max_bytes: int, prior_visits: float, temperature: float = 0.0):
+        self.max_bytes = max_bytes
+        self.prior_visits = prior_visits
+        self.temperature = temperature  # > 0: PUCT's softmax prior
+        self.used = np.zeros(2, np.int64)  # nodes, edges
+        size = min(INITIAL_EDGES, int(max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT)))
+        self._allocate(size // EDGES_PER_NODE_SLOT, size)
+        self.mates: dict[int, list[int]] = {}
+        self.shared: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+
+    def _allocate(self, nodes: int, edges: int) -> None:
+        node_f, node_i = np.zeros((nodes, 2)), np.zeros((nodes, 5), np.int64)
+        edge_f, edge_i = np.zeros((edges, 4)), np.zeros((edges, 2), np.int64)
+        if hasattr(self, "node_f"):
+            n, e = self.used
+            node_f[:n], node_i[:n], edge_f[:e], edge_i[:e] = (self.node_f[:n], self.node_i[:n], self.edge_f[:e],
+                                                             self.edge_i[:e])
+        self.node_f, self.node_i, self.edge_f, self.edge_i = node_f, node_i, edge_f, edge_i
+
+    @property
+    def nodes(self) -> int:
+        return int(self.used[0])
+
+    def bytes(self) -> int:
+        """What the arrays take now."""
+        return len(self.node_f) * NODE_BYTES + len(self.edge_f) * EDGE_BYTES
+
+    def clear(self) -> None:
+        self.used[:] = 0
+        self.mates.clear()
+        self.shared.clear()
+
+    def room(self, nodes: int, edges: int) -> bool:
+        """Whether ``nodes`` more nodes with ``edges`` more edges in all fit, growing the arrays (doubling, within
+        ``max_bytes``) when they would not. False: the tree is full."""
+        need_n, need_e = self.used[0] + nodes, self.used[1] + edges
+        if need_n <= len(self.node_f) and need_e <= len(self.edge_f):
+            return True
+        size = len(self.edge_f)
+        while need_e > size or need_n > size // EDGES_PER_NODE_SLOT:
+            size *= 2
+        size = min(size, int(self.max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT)))
+        if need_e > size or need_n > size // EDGES_PER_NODE_SLOT or size <= len(self.edge_f):
+            return False
+        self._allocate(size // EDGES_PER_NODE_SLOT, size)
+        return True
+
+    def prepare(self, moves: np.ndarray, q: np.ndarray, offsets: np.ndarray,
+                lines: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """The inputs of nodes to be made from scored positions, many at once (``moves`` and their ``q`` end to end,
+        position k's at [offsets[k], offsets[k + 1]); ``lines[k]``: a mate found for its side to move, or []):
+        Q as float64 with each proven mating move's Q set to 1, PUCT's exp values, and each mating move's index
+        within its position (-1: none)."""
+        q = q.astype(np.float64)
+        hits = np.full(len(lines), -1, np.int64)
+        for k, line in enumerate(lines):
+            if line:  # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
+                lo, hi = offsets[k], offsets[k + 1]
+                found = np.flatnonzero((moves[lo:hi] & 0xFFFF) == (line[0] & 0xFFFF))
+                if len(found):
+                    hits[k] = found[0]
+                    q[lo + found[0]] = 1.0
+        if self.temperature <= 0.0 or not len(q):
+            return q, q, hits
+        top = np.maximum.reduceat(q, offsets[:-1])
+        return q, np.exp((q - np.repeat(top, np.diff(offsets))) / self.temperature), hits
+
+    def add(self, key: int, moves: np.ndarray, q: np.ndarray, line: list[int]) -> int:
+        """The node of a scored position (``line``: a mate found for its side to move, or []); room for it must
+        have been made (:meth:`room`)."""
+        q, p, hits = self.prepare(moves, q, np.array([0, len(moves)]), [line])
+        node = _add_node(self.node_f, self.node_i, self.edge_f, self.edge_i, self.used, np.int64(np.uint64(key)),
+                         moves, q, p, hits[0], len(line), self.prior_visits, self.temperature > 0.0)
+        self.keep_mate(node, line)
+        return node
+
+    def keep_mate(self, node: int, line: list[int]) -> None:
+        """Keep the mating line of a node just made from a position where ``line`` was found."""
+        if line and self.node_i[node, MATE]:
+            first, m = self.node_i[node, FIRST], self.node_i[node, COUNT]
+            moves = self.edge_i[first : first + m, MOVE]
+            hit = int(np.flatnonzero((moves & 0xFFFF) == (line[0] & 0xFFFF))[0])
+            self.mates[node] = [int(moves[hit])] + line[1:]
+
+    def add_terminal(self, key: int, value: float) -> int:
+        return _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), value)
+
+    def find(self, root: int, key: int, levels: int) -> int:
+        """:func:`_find`: the node of position ``key`` within ``levels`` plies below ``root``, or -1."""
+        return int(_find(self.node_f, self.node_i, self.edge_i, root, np.int64(np.uint64(key)), levels))
+
+    def keep_subtree(self, root: int) -> None:
+        """Keep ``root``'s subtree only; ``root`` becomes node 0."""
+        old = _keep_subtree(self.node_f, self.node_i, self.edge_f, self.edge_i, self.used, root)
+        new = {int(o): i for i, o in enumerate(old)}
+        self.mates = {new[k]: v for k, v in self.mates.items() if k in new}
+        self.shared = {new[k]: v for k, v in self.shared.items() if k in new}
+
+    def view(self, node: int) -> NodeView:
+        return NodeView(self, node)
+
+
+class NodeView(NamedTuple):
+    """A node of a :class:`Tree` seen from Python: its children's statistics as numpy views of the tree's arrays
+    (writes go to the tree). Valid until the tree next grows or is cut (:meth:`Tree.keep_subtree`)."""
+
+    tree: Tree
+    index: int
+
+    def _edges(self, column: int, arrays: str = "edge_f") -> np.ndarray:
+        first, m = self.tree.node_i[self.index, FIRST], self.tree.node_i[self.index, COUNT]
+        return getattr(self.tree, arrays)[first : first + m, column]
+
+    @property
+    def key(self) -> int:
+        return int(np.int64(self.tree.node_i[self.index, KEY]).view(np.uint64))
+
+    @property
+    def moves(self) -> np.ndarray:
+        return self._edges(MOVE, "edge_i").astype(np.uint32)
+
+    @property
+    def q(self) -> np.ndarray:
+        return self._edges(Q)
+
+    @property
+    def prior(self) -> np.ndarray:
+        return self._edges(PRIOR)
+
+    @property
+    def w(self) -> np.ndarray:
+        return self._edges(W)
+
+    @property
+    def n(self) -> np.ndarray:
+        return self._edges(N)
+
+    @property
+    def visits(self) -> int:
+        return int(self.tree.node_f[self.index, VISITS])
+
+    @property
+    def terminal(self) -> float | None:
+        t = self.tree.node_f[self.index, TERMINAL]
+        return None if math.isnan(t) else float(t)
+
+    @property
+    def plies(self) -> int:
+        return int(self.tree.node_i[self.index, PLIES])
+
+    @property
+    def mate(self) -> list[int] | None:
+        return self.tree.mates.get(self.index)
+
+    @property
+    def shared(self) -> tuple[np.ndarray, np.ndarray] | None:
+        """The visits and values taken in from other processes so far (:mod:`search.parallel`), or None."""
+        return self.tree.shared.get(self.index)
+
+    @property
+    def children(self) -> dict[int, NodeView]:
+        """The children made so far, by move, in the order they were made."""
+        links = self._edges(CHILD, "edge_i")
+        made = sorted((int(c), i) for i, c in enumerate(links) if c >= 0)
+        moves = self.moves
+        return {int(moves[i]): NodeView(self.tree, c) for c, i in made}
+
+    def add_visits(self, n: np.ndarray, w: np.ndarray) -> None:
+        """Add visits and values to the children (another process's work, :mod:`search.parallel`)."""
+        self.n[:] += n
+        self.w[:] += w
+        self.tree.node_f[self.index, VISITS] += round(float(n.sum()))
+
+    def set_terminal(self, value: float | None) -> None:
+        self.tree.node_f[self.index, TERMINAL] = np.nan if value is None else value
+
+    def most_visited(self) -> int:
+        """The index of the search's choice here: the most visited move, ties to the better mean."""
+        n, w = self.n, self.w
+        return int(np.argmax(n + 1e-6 * w / np.maximum(n, 1e-9)))
+
+    def value(self) -> float:
+        """The node's value for its side to move."""
+        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.index))
