@@ -29,7 +29,7 @@ import onnxruntime as ort
 
 from messiah.errors import MessiahError, UserError
 from messiah.features import FEATURE_VERSION, SHAPE, PositionArrays, board_arrays, board_planes, planes
-from messiah.moves import legal_move_indices, pad_indices
+from messiah.moves import batch_move_indices, legal_move_indices, pad_indices
 
 _QUIET = 3  # onnxruntime log severity: errors only
 
@@ -239,6 +239,14 @@ class Evaluator:
             return [MoveScores(m, i, np.zeros(0, np.float32)) for m, i in legal]
         q = self.run(planes(arrays), padded)
         return [MoveScores(m, i, q[row, : len(i)]) for row, (m, i) in enumerate(legal)]
+
+    def score_flat(self, arrays: PositionArrays, moves: np.ndarray,
+                   offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Score positions given as arrays with their legal moves end to end (``moves``, position k's at
+        [offsets[k], offsets[k + 1])); one forward pass. Returns the moves' indices and their Q, end to end: the
+        searches' batch path, with no per-position arrays to make."""
+        indices, padded, mask = batch_move_indices(moves, offsets, arrays.turns)
+        return indices, self.run(planes(arrays), padded)[mask]
 
 
 class ScalarEvaluator:

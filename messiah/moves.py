@@ -91,6 +91,34 @@ def pad_indices(rows: list[np.ndarray]) -> tuple[np.ndarray, np.ndarray]:
     return padded, mask
 
 
+@njit(cache=True, nogil=True)
+def _batch_indices(moves, offsets, turns, from_tables, to_tables):
+    n = len(offsets) - 1
+    width = 0
+    for k in range(n):
+        width = max(width, offsets[k + 1] - offsets[k])
+    flat = _indices(moves, 0, from_tables, to_tables)
+    padded = np.zeros((n, width), np.int64)
+    mask = np.zeros((n, width), np.bool_)
+    for k in range(n):
+        lo = offsets[k]
+        if turns[k]:
+            flat[lo : offsets[k + 1]] = _indices(moves[lo : offsets[k + 1]], 1, from_tables, to_tables)
+        for i in range(offsets[k + 1] - lo):
+            padded[k, i] = flat[lo + i]
+            mask[k, i] = True
+    return flat, padded, mask
+
+
+def batch_move_indices(moves: np.ndarray, offsets: np.ndarray,
+                       turns: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The legal moves of many positions end to end (uint32; position k's at [offsets[k], offsets[k + 1]), played
+    by ``turns[k]``): their indices end to end, the same as one (N, max M) int64 array padded with index 0, and
+    the mask of its real entries. One compiled call for a batch instead of :func:`move_indices` and
+    :func:`pad_indices` per position."""
+    return _batch_indices(moves, offsets, turns, _FROM_TABLES, _TO_TABLES)
+
+
 def _mirror_table() -> np.ndarray:
     index = np.arange(NUM_MOVE_INDICES)
     promote, rest = np.divmod(index, _PROMOTE_STRIDE)

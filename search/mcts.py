@@ -18,13 +18,13 @@ A depth limit means: stop once a simulation has reached that many plies below th
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import NamedTuple
 
 import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import PositionArrays
-from messiah.moves import legal_move_indices
 from messiah.search.base import (
     MATE_NODES,
     InfoCallback,
@@ -36,6 +36,7 @@ from messiah.search.base import (
     has_opponent_king,
     is_proven,
     mate_in_one,
+    root_mate,
     terminal_value,
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
@@ -54,6 +55,7 @@ from messiah.search.tree import (
     Q,
     Tree,
     expand_and_backup,
+    root_stability,
     select_leaf,
 )
 
@@ -74,10 +76,31 @@ PUCT_TEMPERATURE = 0.024
 # models").
 BATCH_SIZE = 8
 BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
-# USI LeafMateNodes: 0 leaves the tree's new nodes with the mate-in-one check only (a sixth of the self-play time
-# goes to the leaf df-pn: whether it pays at a clock is a match's question)
+# USI LeafMateNodes: df-pn nodes at each new node. 0 leaves new nodes with cshogi's mate checks in one and three
+# plies (about a microsecond; df-pn at 64 nodes costs 30 us, a third of a forward pass): which pays at a clock is a
+# match's question
+MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate in three the three-ply check has proven
 LEAF_MATE_OPTION = SearchOption("LeafMateNodes", "leaf_mate_nodes", LEAF_MATE_NODES, 0, 100_000)
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
+
+
+class _Batch(NamedTuple):
+    """A batch's buffers, made once: per simulation its depth, its leaf's value (NaN: from the forward pass) and its
+    leaf's row (-1: none); per leaf to score its position's arrays, key, where its moves start among the batch's,
+    and the length of the mate line found there."""
+
+    depths: np.ndarray
+    values: np.ndarray
+    leaf: np.ndarray
+    arrays: PositionArrays
+    keys: np.ndarray
+    offsets: np.ndarray
+    mate_len: np.ndarray
+
+    @staticmethod
+    def empty(size: int) -> _Batch:
+        return _Batch(np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), PositionArrays.empty(size),
+                      np.zeros(size, np.uint64), np.zeros(size + 1, np.int64), np.zeros(size, np.int64))
 
 
 class BanditSearch(Searcher):
@@ -101,6 +124,7 @@ class BanditSearch(Searcher):
             self.leaf_dfpn.set_max_search_node(leaf_mate_nodes)
         self._paths = np.zeros((batch_size, MAX_DEPTH), np.int64)  # the batch's descents, edge by edge
         self._moves = np.zeros(MAX_DEPTH, np.int64)  # the moves of the descent being taken down
+        self._batch = _Batch.empty(batch_size)
 
     def new_game(self) -> None:
         super().new_game()
@@ -136,8 +160,10 @@ class BanditSearch(Searcher):
         mate = mate_in_one(board)
         if mate:
             return [mate]
-        if self.leaf_dfpn is not None and self.leaf_dfpn.search(board):
-            return [int(m) for m in self.leaf_dfpn.get_pv(board)]
+        if self.leaf_dfpn is not None:
+            return [int(m) for m in self.leaf_dfpn.get_pv(board)] if self.leaf_dfpn.search(board) else []
+        if board.mate_move(3):  # cshogi's three-ply mate check (about a microsecond); df-pn gives the line
+            return root_mate(board, MATE_LINE_NODES) or []
         return []
 
     def _new_node(self, board: cshogi.Board, scores: MoveScores) -> int:
@@ -209,7 +235,7 @@ class BanditSearch(Searcher):
                 depth, done = self._simulate_batch(board, want)
                 playouts += done
                 seldepth = max(seldepth, depth)
-                if clock.past_optimum(self._stability(root, clock)):
+                if clock.past_optimum(self._stability(clock)):
                     break
                 if info and clock.elapsed() - last_info >= INFO_EVERY:
                     last_info = clock.elapsed()
@@ -236,15 +262,11 @@ class BanditSearch(Searcher):
             lines.append((value, mate, [move] + (self._pv(child) if child is not None else [])))
         return lines
 
-    @staticmethod
-    def _stability(root: NodeView, clock: Clock) -> float:
+    def _stability(self, clock: Clock) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
-        n = root.n
-        best = int(np.argmax(n))
-        if n[best] >= OBVIOUS_SHARE * n.sum():
-            return clock.obvious
-        return 1.0 if best == int(np.argmax(root.w / n)) else clock.unstable
+        shape = root_stability(self.tree.node_i, self.tree.edge_f, 0, OBVIOUS_SHARE)
+        return (clock.obvious, 1.0, clock.unstable)[shape]
 
     def _simulate_batch(self, board: cshogi.Board, count: int) -> tuple[int, int]:
         """Run ``count`` simulations from the root (node 0) whose leaves are scored in one forward pass. The
@@ -254,22 +276,21 @@ class BanditSearch(Searcher):
         for is dropped (python-dlshogi2's QUEUING and DISCARDED): scoring and backing up that leaf twice would
         count one evaluation as two visits. A full tree (USI_Hash) expands nothing: a new leaf is then valued by
         its move's Q. Returns the deepest ply and the simulations backed up."""
-        tree, paths, line = self.tree, self._paths, self._moves
+        tree, paths, line, batch = self.tree, self._paths, self._moves, self._batch
         room = tree.room(count, count * MAX_MOVES)
-        arrays, legal, keys, mates = PositionArrays.empty(count), [], [], []
-        depths = np.zeros(count, np.int64)
-        values = np.full(count, np.nan)
-        leaf = np.full(count, -1, np.int64)
+        batch.values.fill(np.nan)
+        batch.leaf.fill(-1)
+        legal, mates = [], []
         deepest = pending = 0
         for _ in range(count):
             depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, self.rule, self.c,
-                                 self.prior_visits, paths[pending], line)
+                                     self.prior_visits, paths[pending], line)
             deepest = max(deepest, depth)
             if end == DROPPED:
                 continue
-            depths[pending] = depth
+            batch.depths[pending] = depth
             if end >= 0:  # a proven node: its value
-                values[pending] = tree.node_f[end, TERMINAL]
+                batch.values[pending] = tree.node_f[end, TERMINAL]
                 pending += 1
                 continue
             edge = paths[pending, depth - 1]
@@ -278,50 +299,54 @@ class BanditSearch(Searcher):
                 board.push(move)
             ended = terminal_value(board, depth, self.draw_ply)
             if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
-                values[pending] = clamp(ended)
+                batch.values[pending] = clamp(ended)
                 if room:
                     tree.edge_i[edge, CHILD] = tree.add_terminal(board.zobrist_hash(), clamp(ended))
             elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the first recurrence,
-                values[pending] = ended  # and the line may still be played on)
+                batch.values[pending] = ended  # and the line may still be played on)
             else:
                 cached = self.cache.peek(board)
                 if not room:
-                    values[pending] = cached.value() if cached is not None else 1.0 - tree.edge_f[edge, Q]
+                    batch.values[pending] = cached.value() if cached is not None else 1.0 - tree.edge_f[edge, Q]
                 elif cached is not None:
                     child = self._new_node(board, cached)
                     tree.edge_i[edge, CHILD] = child
-                    values[pending] = tree.view(child).value()
+                    batch.values[pending] = tree.view(child).value()
                 else:
                     tree.edge_i[edge, CHILD] = IN_FLIGHT
-                    leaf[pending] = len(legal)
-                    arrays.set(len(legal), board)
-                    legal.append(legal_move_indices(board))
-                    keys.append(board.zobrist_hash())
-                    mates.append(self._mate_line(board) if len(legal[-1][0]) else [])
+                    k = len(legal)
+                    batch.leaf[pending] = k
+                    batch.arrays.set(k, board)
+                    batch.keys[k] = board.zobrist_hash()
+                    legal.append(np.fromiter(board.legal_moves, np.uint32))
+                    batch.offsets[k + 1] = batch.offsets[k] + len(legal[-1])
+                    mates.append(self._mate_line(board) if len(legal[-1]) else [])
+                    batch.mate_len[k] = len(mates[-1])
             for _ in moves:
                 board.pop()
             pending += 1
         n = len(legal)
+        offsets = batch.offsets[: n + 1]
         if n:
-            scored = self.cache.evaluator.score_arrays(PositionArrays(*(a[:n] for a in arrays)), legal)
-            for key, scores in zip(keys, scored, strict=True):
-                self.cache.put(key, scores)
+            moves = np.concatenate(legal)
+            indices, q32 = self.cache.evaluator.score_flat(PositionArrays(*(a[:n] for a in batch.arrays)), moves,
+                                                           offsets)
+            for k in range(n):
+                lo, hi = offsets[k], offsets[k + 1]
+                self.cache.put(int(batch.keys[k]), MoveScores(legal[k], indices[lo:hi], q32[lo:hi]))
             self.cache.evaluations += n
-            moves = np.concatenate([s.moves for s in scored]).astype(np.int64)
-            offsets = np.zeros(n + 1, np.int64)
-            np.cumsum([len(s.moves) for s in scored], out=offsets[1:])
-            q, p, hits = tree.prepare(moves, np.concatenate([s.q for s in scored]), offsets, mates)
+            q, p, hits = tree.prepare(moves, q32, offsets, mates)
         else:
-            moves = offsets = hits = np.zeros(1, np.int64)
+            moves, hits = np.zeros(1, np.uint32), batch.offsets[:1]
             q = p = np.zeros(0)
         made = np.full(n, -1, np.int64)
         expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, tree.used, 0, paths[:pending],
-                           depths[:pending], values[:pending], leaf[:pending],
-                           np.array([np.int64(np.uint64(k)) for k in keys] or [0], np.int64), offsets, moves, q, p,
-                           hits, np.array([len(m) for m in mates] or [0], np.int64), self.prior_visits,
-                           tree.temperature > 0.0, made)
-        for node, line in zip(made, mates, strict=True):
-            tree.keep_mate(int(node), line)
+                          batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
+                          batch.keys.view(np.int64), offsets, moves, q, p, hits, batch.mate_len, self.prior_visits,
+                          tree.temperature > 0.0, made)
+        for node, mate in zip(made, mates, strict=True):
+            if mate:
+                tree.keep_mate(int(node), mate)
         return deepest, pending
 
     def _pv(self, root: NodeView) -> list[int]:

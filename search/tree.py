@@ -289,6 +289,23 @@ def expand_and_backup(node_f, node_i, edge_f, edge_i, used, root, paths, depths,
 
 
 @njit(cache=True, nogil=True)
+def root_stability(node_i, edge_f, root, obvious_share):
+    """The shape of the root's visits for the time manager: 0 when one move has ``obvious_share`` of them (virtual
+    prior visits included), 1 when the most visited move has the best mean, 2 when it has not."""
+    first, m = node_i[root, FIRST], node_i[root, COUNT]
+    most, best, total = first, first, 0.0
+    for e in range(first, first + m):
+        total += edge_f[e, N]
+        if edge_f[e, N] > edge_f[most, N]:
+            most = e
+        if edge_f[e, W] / edge_f[e, N] > edge_f[best, W] / edge_f[best, N]:
+            best = e
+    if edge_f[most, N] >= obvious_share * total:
+        return 0
+    return 1 if most == best else 2
+
+
+@njit(cache=True, nogil=True)
 def _find(node_f, node_i, edge_i, root, key, levels):
     """The first node of position ``key`` not proven, breadth first from ``root`` down ``levels`` plies, each
     node's children in the order they were made; -1 when there is none."""
