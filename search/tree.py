@@ -152,7 +152,8 @@ def _add_node(node_f, node_i, edge_f, edge_i, used, key, moves, q, p, hit, mate_
     return node
 
 
-@njit(cache=True, nogil=True)
+# compiled at import (from numba's cache): the first ended line of a game would otherwise compile it on a move's clock
+@njit("int64(float64[:, ::1], int64[:, ::1], int64[::1], int64, float64)", cache=True, nogil=True)
 def _add_terminal(node_f, node_i, used, key, value):
     """Append a node where the game has ended (no edges), with its proven ``value`` (1 won, 0 lost)."""
     node = used[0]

@@ -111,6 +111,7 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
     # fresh install that made the first byoyomi move late.
     searcher.search(cshogi.Board(), Limits(nodes=2))
+    searcher.search(cshogi.Board(), Limits(nodes=2))  # and what a search that keeps the last tree compiles
     searcher.new_game()
     searcher.multipv = settings["MultiPV"]
     searcher.draw_ply = settings["MaxMovesToDraw"]
