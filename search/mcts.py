@@ -136,7 +136,7 @@ class BanditSearch(Searcher):
     def set_hash(self, megabytes: int) -> None:
         """The evaluation cache gets half of ``megabytes``, the tree the other half."""
         super().set_hash(megabytes)
-        self.tree.max_bytes = megabytes * 2**20 // 2
+        self.tree.resize(megabytes * 2**20 // 2)
 
     def start_helpers(self, count: int, factory: Callable[[], BanditSearch]) -> None:
         """Search timed and endless moves with ``count`` helper processes beside this one (root parallelism,

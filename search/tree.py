@@ -383,15 +383,30 @@ class Tree:
         self.prior_visits = prior_visits
         self.temperature = temperature  # > 0: PUCT's softmax prior
         self.used = np.zeros(2, np.int64)  # nodes, edges
-        size = min(INITIAL_EDGES, int(max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT)))
-        self._allocate(size // EDGES_PER_NODE_SLOT, size)
         self.mates: dict[int, list[int]] = {}
         self.shared: dict[int, tuple[np.ndarray, np.ndarray]] = {}
+        self._start()
+
+    def _start(self) -> None:
+        self.clear()
+        self.node_f = None
+        size = min(INITIAL_EDGES, self._max_edges())
+        self._allocate(size // EDGES_PER_NODE_SLOT, size)
+
+    def _max_edges(self) -> int:
+        """The most edge rows the budget holds, with their share of node rows."""
+        return int(self.max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT))
+
+    def resize(self, max_bytes: int) -> None:
+        """A new budget; a tree larger than it starts again, empty."""
+        self.max_bytes = max_bytes
+        if self.bytes() > max_bytes:
+            self._start()
 
     def _allocate(self, nodes: int, edges: int) -> None:
         node_f, node_i = np.zeros((nodes, 2)), np.zeros((nodes, 5), np.int64)
         edge_f, edge_i = np.zeros((edges, 4)), np.zeros((edges, 2), np.int64)
-        if hasattr(self, "node_f"):
+        if self.node_f is not None:
             n, e = self.used
             node_f[:n], node_i[:n], edge_f[:e], edge_i[:e] = (self.node_f[:n], self.node_i[:n], self.edge_f[:e],
                                                              self.edge_i[:e])
@@ -419,7 +434,7 @@ class Tree:
         size = len(self.edge_f)
         while need_e > size or need_n > size // EDGES_PER_NODE_SLOT:
             size *= 2
-        size = min(size, int(self.max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT)))
+        size = min(size, self._max_edges())
         if need_e > size or need_n > size // EDGES_PER_NODE_SLOT or size <= len(self.edge_f):
             return False
         self._allocate(size // EDGES_PER_NODE_SLOT, size)
