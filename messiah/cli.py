@@ -349,6 +349,8 @@ def build_parser() -> argparse.ArgumentParser:
              "each move took and what was left"),
             ("train", bench.TrainBench, bench.bench_train, "training positions per second and the share spent "
              "waiting for data, per loader worker count (needs torch)"),
+            ("choices", bench.ChoicesBench, bench.bench_choices, "each search's choices at a fixed number of nodes on "
+             "fixed positions, and how many agree with an earlier run's"),
             ("selfplay", bench.SelfPlayBench, bench.bench_selfplay, "self-play positions a second of one actor "
              "(messiah rl's games on one core), per search batch"),
             ("soak", soak.SoakBench, soak.bench_soak, "many games against one engine process, driven over raw "

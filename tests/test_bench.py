@@ -53,8 +53,12 @@ def test_search_bench_compares_leaf_batch_sizes():
 
     figures = bench_search(Evaluator(threads=1, device="cpu"), position_set(limit=2), 0.02, ["alphabeta", "puct"],
                            (1, 4))
-    assert set(figures) == {"movetime_ms", "bare_score_per_s", "alphabeta batch 1", "puct batch 1", "puct batch 4"}
+    assert set(figures) == {"movetime_ms", "bare_score_per_s", "alphabeta batch 1", "puct batch 1", "puct batch 4",
+                            "forward_batch1_per_s", "forward_batch4_per_s"}
     assert all(figures[k]["positions_evaluated_per_s"] > 0 for k in ("puct batch 1", "puct batch 4"))
+    four = figures["puct batch 4"]  # against the forward passes alone at the search's own batch
+    rate = four["positions_evaluated_per_s"] / figures["forward_batch4_per_s"]
+    assert four["vs_forward_batch4"] == pytest.approx(rate)
 
 
 def test_selfplay_bench_plays_the_games_and_reports_per_batch():
@@ -65,3 +69,31 @@ def test_selfplay_bench_plays_the_games_and_reports_per_batch():
     one, four = figures["search_batch=1"], figures["search_batch=4"]
     assert one["positions"] > 0 and one["positions_per_s"] > 0 and 0 < one["forward_share"] < 1
     assert one["leaves_per_forward"] == 1.0 and 1.0 < four["leaves_per_forward"] <= 4.0
+
+
+def test_choices_bench_records_each_choice_and_compares_with_an_earlier_run(tmp_path):
+    """The same run compared with itself agrees everywhere; a run whose recorded move was changed disagrees there
+    and only there; a file of other positions is refused."""
+    import json
+
+    from messiah.errors import UserError
+    from messiah.tools.bench import ChoicesBench, bench_choices
+
+    first = bench_choices(ChoicesBench(nodes=16, positions=3, searches=["puct"]))
+    assert len(first["puct"]) == 3 and all(row["nodes"] == 16 for row in first["puct"])
+    for row in first["puct"]:
+        board = cshogi.Board(row["sfen"])
+        assert board.move_from_usi(row["move"]) in set(board.legal_moves)
+    changed = json.loads(json.dumps(first))
+    changed["puct"][1]["move"], changed["puct"][1]["pv"] = "resign", ["resign"]
+    (tmp_path / "changed.json").write_text(json.dumps(changed))
+    again = bench_choices(ChoicesBench(nodes=16, positions=3, searches=["puct"],
+                                       compare=str(tmp_path / "changed.json")))
+    agreement = again["puct agreement"]
+    assert agreement["positions"] == 3 and agreement["same_move"] == 2
+    assert agreement["same_line_and_winrate"] == 2  # the two untouched positions: the search is deterministic
+    assert agreement["different_moves"] == [first["puct"][1]["sfen"]]
+    changed["puct"][0]["sfen"] = "9/9/9/9/9/9/9/9/9 b - 1"
+    (tmp_path / "other.json").write_text(json.dumps(changed))
+    with pytest.raises(UserError, match="positions are not these"):
+        bench_choices(ChoicesBench(nodes=16, positions=3, searches=["puct"], compare=str(tmp_path / "other.json")))

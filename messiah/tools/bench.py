@@ -21,6 +21,7 @@ first ``TRAIN_WARMUP`` steps (worker start-up, first kernels) are not timed.
 from __future__ import annotations
 
 import csv
+import json
 import sys
 import tempfile
 import time
@@ -148,6 +149,28 @@ class SelfPlayBench:
 
     def __post_init__(self) -> None:
         at_least(self, 1, "games", "nodes", "games_per_actor")
+
+
+@dataclass
+class ChoicesBench:
+    """The searches' choices at a fixed number of nodes, a new game for each position: what a change to a search's
+    speed must keep. With --compare, the positions where an earlier run's choice (its --json file) differs."""
+
+    model: str | None = None
+    """ONNX model (default: the shipped one)"""
+    nodes: int = 800
+    """nodes a search"""
+    positions: int = 200
+    """positions: the bench's middlegames of teacher_s6, then teacher_s7's (random play's without the shared data)"""
+    searches: list[str] = setting(factory=lambda: ["puct", "ucb1"])
+    """the searches to run"""
+    compare: str = ""
+    """an earlier run's --json output to compare with"""
+    options: dict[str, str] = setting(factory=dict, flag="--option")
+    """a USI option of the engine the searches are built as; repeatable"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "nodes", "positions")
 
 
 @dataclass
@@ -501,6 +524,54 @@ def bench_searches(cfg: SearchBench) -> dict:
                                tuple(cfg.batch_size) or None, cfg.options)
     return {"search": figures, "positions": len(positions.boards), "model": evaluator.describe(),
             "threads": cfg.threads}
+
+
+CHOICE_FILES = (DEFAULT_POSITIONS, SHARED_DATA / "teacher" / "teacher_s7.hcpe")
+
+
+def choice_positions(limit: int) -> list[cshogi.Board]:
+    """:class:`ChoicesBench`'s positions: the bench's middlegames from each of CHOICE_FILES in turn."""
+    if not all(path.exists() for path in CHOICE_FILES):
+        print(f"no {SHOWN_POSITIONS}: positions of random play instead", file=sys.stderr)
+        return random_positions(limit).boards
+    boards: list[cshogi.Board] = []
+    for path in CHOICE_FILES:
+        boards += position_set(path, limit - len(boards)).boards
+    return boards[:limit]
+
+
+def bench_choices(cfg: ChoicesBench) -> dict:
+    """Each search's move, line and win rate on every position at ``cfg.nodes`` nodes; with ``cfg.compare``, how
+    many agree with that earlier run, position by position."""
+    from messiah.engine.engine import Engine
+    from messiah.search import Limits
+
+    boards = choice_positions(cfg.positions)
+    evaluator = Evaluator(cfg.model, threads=1)
+    out: dict = {"nodes": cfg.nodes, "model": evaluator.describe(), "options": cfg.options}
+    for name in cfg.searches:
+        with Engine.from_options({**cfg.options, "Search": name}, evaluator) as engine:
+            rows = []
+            for board in boards:
+                engine.searcher.new_game()
+                result = engine.searcher.search(board, Limits(nodes=cfg.nodes))
+                rows.append({"sfen": board.sfen(), "move": result.pv_usi[0] if result.pv else None,
+                             "pv": result.pv_usi[:6], "winrate": result.winrate, "nodes": result.nodes})
+        out[name] = rows
+    if cfg.compare:
+        earlier = json.loads(Path(cfg.compare).read_text())
+        out["compared_with"] = cfg.compare
+        for name in cfg.searches:
+            pairs = list(zip(earlier.get(name, []), out[name], strict=False))
+            if [a["sfen"] for a, _ in pairs] != [b["sfen"] for _, b in pairs]:
+                raise UserError(f"{cfg.compare}: its {name} positions are not these")
+            out[f"{name} agreement"] = {
+                "positions": len(pairs),
+                "same_move": sum(a["move"] == b["move"] for a, b in pairs),
+                "same_line_and_winrate": sum(a["pv"] == b["pv"] and a["winrate"] == b["winrate"] for a, b in pairs),
+                "different_moves": [a["sfen"] for a, b in pairs if a["move"] != b["move"]],
+            }
+    return out
 
 
 def bench_train(cfg: TrainBench, devices: tuple[str, ...] | None = None) -> dict:
