@@ -6,7 +6,9 @@ simulation descends by the selection rule to a child that has no node yet, score
 (one forward pass, which also values the leaf: its best Q), and backs the value up with the negamax flip
 (``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss (each new leaf
 once) and scored in one forward pass, which feeds a GPU full batches. The tree is kept between moves: a
-later search from a position two plies (or more) down the previous root's tree reuses that subtree.
+later search from a position two plies (or more) down the previous root's tree reuses that subtree. The tree is
+:mod:`search.tree`'s flat arrays: a simulation's descent and a batch's backups run in compiled code, and Python
+only pushes the chosen line on cshogi's board and takes the new leaf down.
 
 - UCB1: argmax mean + c * sqrt(ln N / n) (the method's multi-armed bandit search);
 - PUCT: argmax mean + c * P * sqrt(N) / (1 + n) with P = softmax(Q / temperature), the move scores used
@@ -137,6 +139,10 @@ class BanditSearch(Searcher):
         """The evaluation cache gets half of ``megabytes``, the tree the other half."""
         super().set_hash(megabytes)
         self.tree.resize(megabytes * 2**20 // 2)
+
+    def hashfull(self) -> int:
+        """Permille of the tree's share of USI_Hash in use: at 1000 the tree stops expanding."""
+        return self.tree.hashfull()
 
     def start_helpers(self, count: int, factory: Callable[[], BanditSearch]) -> None:
         """Search timed and endless moves with ``count`` helper processes beside this one (root parallelism,

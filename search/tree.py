@@ -420,6 +420,11 @@ class Tree:
         """What the arrays take now."""
         return len(self.node_f) * NODE_BYTES + len(self.edge_f) * EDGE_BYTES
 
+    def hashfull(self) -> int:
+        """Permille of ``max_bytes`` the nodes and edges made so far take (USI's hashfull)."""
+        used = int(self.used[0]) * NODE_BYTES + int(self.used[1]) * EDGE_BYTES
+        return min(1000, used * 1000 // max(1, self.max_bytes))
+
     def clear(self) -> None:
         self.used[:] = 0
         self.mates.clear()

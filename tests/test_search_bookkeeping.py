@@ -164,8 +164,9 @@ def expanded_edges(root) -> list[tuple[float, float, int]]:
     edges, stack = [], [root]
     while stack:
         node = stack.pop()
+        children = node.children
         for i, move in enumerate(node.moves):
-            child = node.children.get(int(move))
+            child = children.get(int(move))
             if child is not None and child.terminal is None:
                 edges.append((float(node.n[i]), child.visits))
                 stack.append(child)

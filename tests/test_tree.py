@@ -63,7 +63,7 @@ def test_the_tree_never_grows_past_its_share_of_usi_hash(evaluator):
     board = cshogi.Board(MIDDLEGAME)
     result = searcher.search(board, Limits(nodes=3000))
     assert result.nodes == 3000 == searcher.root.visits
-    assert tree.bytes() <= MB
+    assert tree.bytes() <= MB and searcher.hashfull() > 500  # what USI's hashfull reports: the tree's use
     # full: no room for another batch's worth of nodes with their moves
     assert not tree.room(searcher.batch_size, searcher.batch_size * 600)
     again = searcher.search(board, Limits(nodes=500))  # the same root: the full tree is kept and refined

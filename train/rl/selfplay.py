@@ -178,9 +178,9 @@ def make_game_searcher(cfg: RLConfig, evaluator: Evaluator) -> Searcher:
 def node_values(node) -> np.ndarray:
     """A tree node's value of each of its moves for its side to move: the mean of the move's visits (its Q
     as the prior visit where it has no other), exactly 1 or 0 where the move's position is proven."""
-    values = node.w / np.maximum(node.n, 1e-9)
+    values, children = node.w / np.maximum(node.n, 1e-9), node.children
     for i, move in enumerate(node.moves):
-        child = node.children.get(int(move))
+        child = children.get(int(move))
         if child is not None and child.terminal in (0.0, 1.0):
             values[i] = 1.0 - child.terminal
     return np.clip(values, 0.0, 1.0)
