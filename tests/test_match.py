@@ -301,6 +301,10 @@ def test_match_report_counts_folders_as_one_match(tmp_path, capsys):
 
     main(["match-report", str(tmp_path / "a"), "--json"])
     assert json.loads(capsys.readouterr().out)["games"] == 4
+    # the parts as one SPRT: the merged pairs' log-likelihood ratio, by the same function a match's --sprt uses
+    text, summary = match_report(MatchReportConfig([str(tmp_path / "a"), str(tmp_path / "b")], sprt=(0.0, 50.0)))
+    assert summary["sprt"]["pentanomial"] == [0, 2, 0, 0, 2]
+    assert summary["sprt"]["llr"] == sprt_llr([0, 2, 0, 0, 2], 0.0, 50.0) and "SPRT elo0 0 elo1 50" in text
 
 
 def test_match_report_refuses_what_is_not_a_finished_match(tmp_path):

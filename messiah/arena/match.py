@@ -386,6 +386,9 @@ class MatchReportConfig:
 
     folders: list[str] = setting(factory=list, positional=True)
     """match folders (each match's --out): their finished games are counted together"""
+    sprt: tuple[float, float] | None = setting(None, parse=parse_sprt, metavar="ELO0,ELO1")
+    """the state of a sequential probability ratio test (pentanomial GSPRT, alpha = beta = 0.05) of elo0 against
+    elo1 over these games: a match played in parts is one SPRT when its parts are read in the order played"""
 
     def __post_init__(self) -> None:
         if not self.folders:
@@ -435,7 +438,7 @@ def match_report(cfg: MatchReportConfig) -> tuple[str, dict]:
         counts.append(f"{folder} {len(played)}")
         if names not in pairings:
             pairings.append(names)
-    summary = summarize(games)
+    summary = summarize(games, cfg.sprt)
     title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {len(games)} games ({', '.join(counts)})"
     summary["pentanomial"] = pentanomial(games)
     return _report(title, pairings[0], summary, f"pentanomial pairs (0, 1/2, 1, 3/2, 2 points): "
