@@ -9,7 +9,7 @@ board and take the leaf down) instead of once per ply and per node.
 The arithmetic is the one the searches had when the tree was Python objects, operation for operation (numpy's
 pairwise summation included), so that a search to a fixed number of visits chooses the same moves.
 
-Memory: the arrays grow by doubling up to ``max_bytes`` (the search's share of USI_Hash), and never past it. A full
+Memory: the arrays are made for ``max_bytes`` (the search's share of USI_Hash) and filled as the tree grows. A full
 tree stops expanding: a simulation that reaches the tree's edge then takes the move's Q as the leaf's value, so a
 long ``go infinite`` keeps refining the visits inside the tree it has.
 """
@@ -42,7 +42,6 @@ MAX_DEPTH = 1024  # plies a descent may take; deeper lines are dropped (no searc
 MAX_MOVES = 600  # more than the most legal moves a shogi position has (593)
 NODE_BYTES = 7 * 8
 EDGE_BYTES = 6 * 8
-INITIAL_EDGES = 1 << 16
 # Edge rows per node row: nodes average about 80 moves, but positions in check few, and proven ends none
 EDGES_PER_NODE_SLOT = 8
 
@@ -388,36 +387,31 @@ class Tree:
         self._start()
 
     def _start(self) -> None:
+        """Arrays for the whole budget, empty. numpy's zeros are pages the system maps when first written, so the
+        memory in use grows with the tree, never past ``max_bytes``, and the arrays never need to be copied."""
         self.clear()
-        self.node_f = None
-        size = min(INITIAL_EDGES, self._max_edges())
-        self._allocate(size // EDGES_PER_NODE_SLOT, size)
-
-    def _max_edges(self) -> int:
-        """The most edge rows the budget holds, with their share of node rows."""
-        return int(self.max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT))
+        self.node_f = self.node_i = self.edge_f = self.edge_i = None  # the old arrays go before the new come
+        while True:
+            edges = int(self.max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT))
+            nodes = edges // EDGES_PER_NODE_SLOT
+            try:
+                self.node_f, self.node_i = np.zeros((nodes, 2)), np.zeros((nodes, 5), np.int64)
+                self.edge_f, self.edge_i = np.zeros((edges, 4)), np.zeros((edges, 2), np.int64)
+                return
+            except MemoryError:  # a USI_Hash beyond what the system will map: the most it will
+                self.max_bytes //= 2
 
     def resize(self, max_bytes: int) -> None:
-        """A new budget; a tree larger than it starts again, empty."""
+        """A new budget: the tree starts again, empty."""
         self.max_bytes = max_bytes
-        if self.bytes() > max_bytes:
-            self._start()
-
-    def _allocate(self, nodes: int, edges: int) -> None:
-        node_f, node_i = np.zeros((nodes, 2)), np.zeros((nodes, 5), np.int64)
-        edge_f, edge_i = np.zeros((edges, 4)), np.zeros((edges, 2), np.int64)
-        if self.node_f is not None:
-            n, e = self.used
-            node_f[:n], node_i[:n], edge_f[:e], edge_i[:e] = (self.node_f[:n], self.node_i[:n], self.edge_f[:e],
-                                                             self.edge_i[:e])
-        self.node_f, self.node_i, self.edge_f, self.edge_i = node_f, node_i, edge_f, edge_i
+        self._start()
 
     @property
     def nodes(self) -> int:
         return int(self.used[0])
 
     def bytes(self) -> int:
-        """What the arrays take now."""
+        """What the arrays can take (the pages written so far are what they take now)."""
         return len(self.node_f) * NODE_BYTES + len(self.edge_f) * EDGE_BYTES
 
     def hashfull(self) -> int:
@@ -431,19 +425,8 @@ class Tree:
         self.shared.clear()
 
     def room(self, nodes: int, edges: int) -> bool:
-        """Whether ``nodes`` more nodes with ``edges`` more edges in all fit, growing the arrays (doubling, within
-        ``max_bytes``) when they would not. False: the tree is full."""
-        need_n, need_e = self.used[0] + nodes, self.used[1] + edges
-        if need_n <= len(self.node_f) and need_e <= len(self.edge_f):
-            return True
-        size = len(self.edge_f)
-        while need_e > size or need_n > size // EDGES_PER_NODE_SLOT:
-            size *= 2
-        size = min(size, self._max_edges())
-        if need_e > size or need_n > size // EDGES_PER_NODE_SLOT or size <= len(self.edge_f):
-            return False
-        self._allocate(size // EDGES_PER_NODE_SLOT, size)
-        return True
+        """Whether ``nodes`` more nodes with ``edges`` more edges in all fit. False: the tree is full."""
+        return self.used[0] + nodes <= len(self.node_f) and self.used[1] + edges <= len(self.edge_f)
 
     def prepare(self, moves: np.ndarray, q: np.ndarray, offsets: np.ndarray,
                 lines: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -8,7 +8,7 @@ from conftest import MATES
 
 from messiah.evaluator import Evaluator
 from messiah.search import Limits, make_searcher
-from messiah.search.tree import EDGE_BYTES, NODE_BYTES, Tree, _pairwise_sum
+from messiah.search.tree import Tree, _pairwise_sum
 
 MB = 2**20
 # A middlegame position with 52 legal moves (record 700 of the fixture's teacher games).
@@ -72,13 +72,11 @@ def test_the_tree_never_grows_past_its_share_of_usi_hash(evaluator):
     assert result.bestmove in set(board.legal_moves) and again.bestmove in set(board.legal_moves)
 
 
-def test_room_grows_by_doubling_within_the_budget():
-    tree = Tree(64 * MB, prior_visits=1.0)
-    edges = len(tree.edge_f)
-    assert tree.room(1, edges + 1)  # more edges than it has: it grows
-    assert len(tree.edge_f) == 2 * edges and tree.bytes() <= 64 * MB
-    small = Tree(100 * (NODE_BYTES + EDGE_BYTES * 8), prior_visits=1.0)
-    assert not small.room(1, 10**6)
+def test_room_is_the_budget():
+    tree = Tree(4 * MB, prior_visits=1.0)
+    assert tree.bytes() <= 4 * MB and tree.room(1, len(tree.edge_f)) and not tree.room(1, len(tree.edge_f) + 1)
+    tree.resize(MB)  # USI_Hash changed: a new, smaller tree
+    assert tree.bytes() <= MB and tree.nodes == 0
 
 
 def test_the_next_search_keeps_only_the_subtree_of_its_position(evaluator):
