@@ -74,45 +74,35 @@ def _block_sum(a, lo, n):
     return s
 
 
-@njit(cache=True, nogil=True, inline="always")
-def _half(n):
-    return n // 2 - (n // 2) % 8
-
-
-# numpy's pairwise summation halves a sum until its parts have at most 128 terms. Written out level by level rather
-# than recursively: numba's cache cannot reload a recursive function (the reloaded code crashes).
-@njit(cache=True, nogil=True)
-def _sum1(a, lo, n):
-    if n <= 128:
-        return _block_sum(a, lo, n)
-    h = _half(n)
-    return _block_sum(a, lo, h) + _block_sum(a, lo + h, n - h)
-
-
-@njit(cache=True, nogil=True)
-def _sum2(a, lo, n):
-    if n <= 128:
-        return _block_sum(a, lo, n)
-    h = _half(n)
-    return _sum1(a, lo, h) + _sum1(a, lo + h, n - h)
-
-
-@njit(cache=True, nogil=True)
-def _sum3(a, lo, n):
-    if n <= 128:
-        return _block_sum(a, lo, n)
-    h = _half(n)
-    return _sum2(a, lo, h) + _sum2(a, lo + h, n - h)
-
-
 @njit(cache=True, nogil=True)
 def _pairwise_sum(a, lo, n):
-    """numpy's float64 sum of a[lo:lo+n] (its pairwise summation, in its order) for n <= 1024, so that priors match
-    numpy's to the bit."""
-    if n <= 128:
-        return _block_sum(a, lo, n)
-    h = _half(n)
-    return _sum3(a, lo, h) + _sum3(a, lo + h, n - h)
+    """numpy's float64 sum of a[lo:lo+n]: its pairwise summation, which halves a sum (the first half a multiple of 8
+    terms) until the parts have at most 128 terms, added in its order, so that priors match numpy's to the bit.
+    Walked with a stack rather than by recursion: numba's cache cannot reload a recursive function (it crashes)."""
+    starts, sizes, stage = np.empty(64, np.int64), np.empty(64, np.int64), np.empty(64, np.int64)
+    sums = np.empty(64)
+    top, done = 0, 0  # ranges on the stack; sums of finished ranges waiting for their sibling
+    starts[0], sizes[0], stage[0] = lo, n, 0
+    while top >= 0:
+        size = sizes[top]
+        if size <= 128:
+            sums[done] = _block_sum(a, starts[top], size)
+            done += 1
+            top -= 1
+            continue
+        half = size // 2 - (size // 2) % 8
+        if stage[top] == 2:  # both halves summed: combine them, left + right
+            done -= 1
+            sums[done - 1] = sums[done - 1] + sums[done]
+            top -= 1
+            continue
+        left = stage[top] == 0
+        stage[top] += 1
+        starts[top + 1] = starts[top] if left else starts[top] + half
+        sizes[top + 1] = half if left else size - half
+        stage[top + 1] = 0
+        top += 1
+    return sums[0]
 
 
 @njit(cache=True, nogil=True)
