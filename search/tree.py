@@ -141,7 +141,8 @@ def _add_node(node_f, node_i, edge_f, edge_i, used, key, moves, q, p, hit, mate_
     return node
 
 
-# compiled at import (from numba's cache): the first ended line of a game would otherwise compile it on a move's clock
+# Compiled at import (from numba's cache), as _value: Python calls them only on paths a warm-up search may not take
+# (a line that ends the game, a position met before), which would otherwise compile them on a move's clock.
 @njit("int64(float64[:, ::1], int64[:, ::1], int64[::1], int64, float64)", cache=True, nogil=True)
 def _add_terminal(node_f, node_i, used, key, value):
     """Append a node where the game has ended (no edges), with its proven ``value`` (1 won, 0 lost)."""
@@ -153,7 +154,7 @@ def _add_terminal(node_f, node_i, used, key, value):
     return node
 
 
-@njit(cache=True, nogil=True)
+@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], int64)", cache=True, nogil=True)
 def _value(node_f, node_i, edge_f, node):
     """A node's value for its side to move: its proven value, else its best child's mean (0 without moves)."""
     if not math.isnan(node_f[node, TERMINAL]):
