@@ -97,13 +97,12 @@ def _batch_indices(moves, offsets, turns, from_tables, to_tables):
     width = 0
     for k in range(n):
         width = max(width, offsets[k + 1] - offsets[k])
-    flat = _indices(moves, 0, from_tables, to_tables)
+    flat = np.empty(len(moves), np.int64)
     padded = np.zeros((n, width), np.int64)
     mask = np.zeros((n, width), np.bool_)
     for k in range(n):
         lo = offsets[k]
-        if turns[k]:
-            flat[lo : offsets[k + 1]] = _indices(moves[lo : offsets[k + 1]], 1, from_tables, to_tables)
+        flat[lo : offsets[k + 1]] = _indices(moves[lo : offsets[k + 1]], turns[k], from_tables, to_tables)
         for i in range(offsets[k + 1] - lo):
             padded[k, i] = flat[lo + i]
             mask[k, i] = True

@@ -60,8 +60,7 @@ class RootShare:
     def exchange(self, node, prior_visits: float) -> None:
         """Publish ``node``'s own statistics (the root of this process's search, a :class:`search.tree.NodeView`)
         and take in the others'."""
-        moves = node.n
-        m = len(moves)
+        m = len(node.n)
         if m == 0 or m > MAX_MOVES:
             return
         taken_n, taken_w = node.shared if node.shared is not None else (np.zeros(m), np.zeros(m))

@@ -317,3 +317,22 @@ def test_index_to_move_over_every_index(sfen):
         f"index_to_move returned a move that is not legal for {len(wrongly_accepted)} indices "
         f"(instead of raising ValueError): {', '.join(wrongly_accepted[:8])} ..."
     )
+
+
+def test_batch_move_indices_are_each_positions_own():
+    """The batch path (moves end to end, one compiled call) gives each position's indices for its side to move, and
+    the padded array and mask that pad_indices makes from them: black and white positions mixed."""
+    from messiah.moves import batch_move_indices, legal_move_indices, pad_indices
+
+    boards = [cshogi.Board()]
+    for usi in ("7g7f", "3c3d", "8h2b+"):
+        boards.append(boards[-1].copy())
+        boards[-1].push_usi(usi)
+    legal = [legal_move_indices(b) for b in boards]
+    moves = np.concatenate([m for m, _ in legal])
+    offsets = np.concatenate([[0], np.cumsum([len(m) for m, _ in legal])]).astype(np.int64)
+    turns = np.array([b.turn for b in boards], np.int8)
+    flat, padded, mask = batch_move_indices(moves, offsets, turns)
+    assert np.array_equal(flat, np.concatenate([i for _, i in legal]))
+    want_padded, want_mask = pad_indices([i for _, i in legal])
+    assert np.array_equal(padded, want_padded) and np.array_equal(mask, want_mask)
