@@ -2,9 +2,10 @@
 
 The defaults are those fitted on the shipped teacher data's results (fairy-stockfish at depth 8, see
 ../shared/data/README.md): 1/a = 875 cp, b = -0.08. The training targets made from teacher evals use the
-same scale without the bias (:func:`eval_target`): the bias is an edge of the side to move in that data's
-results, not something an eval says. The engine reports its score cp with ``MESSIAH``, fitted from its own
-games (``messiah fit-winrate``).
+same scale without the bias (:func:`zero_sum`): the bias is an edge of the side to move in that data's
+results, not something an eval says. The engine reports its score cp with ``MESSIAH``, whose scale is fitted
+from its own games (``messiah fit-winrate``) and which has no bias either: a score is zero-sum, cp(w) = -cp(1 - w),
+so a 50% win rate is 0 cp for either side, and a GUI's graph of black's view does not jump with the side to move.
 """
 
 from __future__ import annotations
@@ -24,11 +25,6 @@ class WinRateScale:
     def to_winrate(self, cp: float) -> float:
         return 1.0 / (1.0 + math.exp(-(self.a * cp + self.b)))
 
-    @classmethod
-    def from_options(cls, scale: float, bias_thousandths: float) -> WinRateScale:
-        """From the USI options ScoreScale (cp per unit of logit) and ScoreBias (b in thousandths)."""
-        return cls(1 / scale, bias_thousandths / 1000)
-
     def to_cp(self, winrate: float) -> int:
         """Centipawns for a win rate, clipped to +-MAX_CP."""
         if winrate <= 0.0:
@@ -42,14 +38,15 @@ class WinRateScale:
 TEACHER = WinRateScale()  # the teacher data's evals against its game results, as fitted
 
 
-def eval_target(scale: float = TEACHER_SCALE) -> WinRateScale:
-    """The curve that turns an eval of ``scale`` cp per logit into a training target: sigmoid(cp / scale), no
-    bias. Pretraining (in torch), the self-play records' cp and ``messiah evaluate`` all use it."""
+def zero_sum(scale: float = TEACHER_SCALE) -> WinRateScale:
+    """The zero-sum curve of ``scale`` cp per logit: sigmoid(cp / scale), no bias. It turns a teacher eval into a
+    training target (pretraining in torch, the self-play records' cp, ``messiah evaluate``) and a win rate into
+    the engine's printed score (ScoreScale)."""
     return WinRateScale(1.0 / scale, 0.0)
 
 
-# messiah's score cp, calibrated on its own games by `messiah fit-winrate` (docs/strength.md, "The score's
-# calibration"): these options make a cp the engine prints read on the TEACHER curve as the win rate its games
-# showed.
-MESSIAH_OPTIONS = (742, -135)  # ScoreScale, ScoreBias
-MESSIAH = WinRateScale.from_options(*MESSIAH_OPTIONS)
+# messiah's ScoreScale, calibrated on its own games by `messiah fit-winrate` (docs/strength.md, "The score's
+# calibration"): a cp the engine prints, read on the teacher's zero-sum curve sigmoid(cp / TEACHER_SCALE), is
+# the win rate its games showed at that score.
+MESSIAH_SCALE = 1887
+MESSIAH = zero_sum(MESSIAH_SCALE)

@@ -17,8 +17,8 @@ from messiah.arena.match import MatchConfig, MatchReportConfig, match_report, re
 from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
 from messiah.config import parse_options
 from messiah.errors import DataError, UserError
-from messiah.tools.fitwinrate import engine_coefficients, fit_files, samples_from_csa
-from messiah.winrate import TEACHER, WinRateScale
+from messiah.tools.fitwinrate import Samples, bootstrap_scale, fit_files, samples_from_csa, score_scale
+from messiah.winrate import TEACHER_SCALE, WinRateScale, zero_sum
 
 FAIRY = "/usr/games/fairy-stockfish"
 
@@ -140,16 +140,32 @@ def test_player_takes_only_the_moves_of_the_player_of_that_exact_name(tmp_path):
         samples_from_csa([tmp_path / "game.csa"], "messiah-new")
 
 
-def test_engine_coefficients_print_the_fitted_win_rate_on_the_teacher_curve():
-    """With the new options, a printed cp read on the teacher's curve is the win rate the fit gave for the cp
-    the engine printed before, for any Q."""
-    made_with = WinRateScale(1 / 875, -0.08)
-    fit = (1 / 996, -0.071)
-    new = WinRateScale.from_options(*engine_coefficients(fit, made_with))
+def test_score_scale_prints_the_fitted_win_rate_on_the_zero_sum_teacher_curve():
+    """With the new ScoreScale, a printed cp read on the teacher's zero-sum curve is the win rate the fit gave
+    for the cp the engine printed before (old records with a bias), less the side to move's edge."""
+    made_with = WinRateScale(1 / 742, -0.135)
+    fit = (1 / 344, -0.347)
+    scale, edge = score_scale(fit, made_with)
+    new = zero_sum(scale)
     for q in (0.2, 0.45, 0.5, 0.62, 0.8):
-        old_cp = made_with.to_cp(q)
-        fitted = 1 / (1 + math.exp(-(fit[0] * old_cp + fit[1])))
-        assert TEACHER.to_winrate(new.to_cp(q)) == pytest.approx(fitted, abs=0.002)
+        old_cp = (math.log(q / (1 - q)) - made_with.b) / made_with.a  # unrounded: the identity is exact
+        fitted = 1 / (1 + math.exp(-(fit[0] * old_cp + fit[1] - edge)))
+        assert zero_sum(TEACHER_SCALE).to_winrate(new.to_cp(q)) == pytest.approx(fitted, abs=0.002)
+    assert edge == pytest.approx(-0.347 + 742 / 344 * 0.135)  # b_f - k * b0, by hand
+    assert new.to_cp(0.5) == 0
+
+
+def test_the_bootstrap_interval_holds_the_scale_that_made_the_games():
+    """Positions drawn from a known curve (cp printed at 700 per logit of Q, results from sigmoid(2 logit(Q)),
+    so the true ScoreScale is 2 * 875 = 1750), in 80 games of 60: the 95% interval over resampled games holds
+    the truth and excludes the scale that made the cp."""
+    rng = np.random.default_rng(1)
+    cp = rng.uniform(-800, 800, 80 * 60)
+    win = (rng.random(cp.size) < 1 / (1 + np.exp(-2 * cp / 700))).astype(np.float64)
+    samples = Samples(cp, win, np.repeat(np.arange(80), 60), 0, 0, 80)
+    low, high = bootstrap_scale(samples, WinRateScale(1 / 700, 0.0), 200)
+    assert low < 1750 < high and high < 2 * low
+    assert not low < 875 < high
 
 
 def exact_gsprt(counts: list[int], elo0: float, elo1: float) -> float:

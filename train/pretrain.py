@@ -88,7 +88,7 @@ def value_target(b: dict[str, torch.Tensor], cfg: TrainConfig) -> tuple[torch.Te
     eval (floodgate, KIF, CSA without comments) aims at its game's result; a row with neither trains only
     the ranking term. Returns (target, has_eval, has_target)."""
     has_eval, has_result = b["eval_known"], b["result_known"]
-    from_eval = torch.sigmoid(b["eval_cp"] / cfg.scale)  # messiah.winrate.eval_target, on tensors
+    from_eval = torch.sigmoid(b["eval_cp"] / cfg.scale)  # messiah.winrate.zero_sum, on tensors
     mixed = torch.where(has_result, (1 - cfg.result_mix) * from_eval + cfg.result_mix * b["result"], from_eval)
     target = torch.where(has_eval, mixed, b["result"])
     return target, has_eval, has_eval | has_result

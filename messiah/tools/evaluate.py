@@ -11,7 +11,7 @@ from tqdm import tqdm
 from messiah.config import at_least
 from messiah.errors import DataError
 from messiah.evaluator import Evaluator
-from messiah.winrate import TEACHER_SCALE, eval_target
+from messiah.winrate import TEACHER_SCALE, zero_sum
 
 CHUNK = 256
 
@@ -42,7 +42,7 @@ def evaluate_file(model: str | None, path: str, limit: int = EvaluateConfig.limi
     n counts the positions whose teacher move is legal (records without one, such as a psv record with
     move 0, are skipped, as training skips them). value_mse compares the position's value, max Q, with
     sigmoid(eval / scale) over the positions that carry an eval, and is None when none does."""
-    curve = eval_target(scale)  # the training targets' curve
+    curve = zero_sum(scale)  # the training targets' curve
     from messiah.train.data import decode, read_records
 
     records = read_records(path)

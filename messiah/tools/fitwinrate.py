@@ -5,7 +5,9 @@ records as ``cshogi.cli --csa`` (and ``messiah match``) writes them, whose move 
 carry the mover's engine score from black's point of view, or from hcpe files with evals and results.
 Evals beyond +-1000 cp (decided positions, mate scores) and drawn games are left out. Both fits are
 printed: least squares on the win rate (the method's) and log-loss (logistic regression), and, for
-records of messiah's own games, the ScoreScale/ScoreBias options that calibrate its ``score cp`` by them.
+records of messiah's own games, the ScoreScale that calibrates its zero-sum ``score cp`` by them, with a 95%
+interval from resampling whole games (a game's positions are not independent). The fitted bias is the side to
+move's edge in those games; it is reported, and kept out of the score (docs/strength.md).
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from cshogi import CSA
 from messiah.config import setting
 from messiah.errors import DataError, UserError
 from messiah.features import hcp_arrays
-from messiah.winrate import MESSIAH, MESSIAH_OPTIONS, TEACHER, WinRateScale
+from messiah.winrate import MESSIAH, MESSIAH_SCALE, TEACHER_SCALE, WinRateScale
 
 MAX_ABS_CP = 1000
 CP_UNIT = 1000.0  # cp are divided by this inside the fits, which keeps the two parameters on one scale
@@ -38,8 +40,11 @@ class FitConfig:
     """only the moves of the player of this name (CSA records)"""
     png: str = "winrate_fit.png"
     """where to write the plot"""
-    made_with: tuple[float, float] = setting(tuple(MESSIAH_OPTIONS), metavar=("SCALE", "BIAS"))
-    """messiah's ScoreScale and ScoreBias when the records were made"""
+    made_with: tuple[float, float] = setting((MESSIAH_SCALE, 0.0), metavar=("SCALE", "BIAS"))
+    """messiah's ScoreScale when the records were made, and its ScoreBias (thousandths; 0 since the score is
+    zero-sum, -135 for records made by versions up to 0.2.0)"""
+    resamples: int = 1000
+    """bootstrap resamples of the games for the ScoreScale's interval (0: none)"""
 
     def paths(self) -> list[str]:
         """The record files: a directory's *.csa files, sorted, in its place."""
@@ -53,6 +58,7 @@ class FitConfig:
 class Samples:
     cp: np.ndarray  # float64, eval for the side to move
     win: np.ndarray  # float64, 1 when the side to move won
+    game: np.ndarray  # int64, which game (CSA) or file (hcpe) the sample came from: the bootstrap's unit
     dropped_cp: int  # samples with |cp| > MAX_ABS_CP
     dropped_draws: int  # samples from drawn games
     games: int
@@ -62,7 +68,7 @@ def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) 
     """(cp, win) for every commented move of the records, optionally only the moves of the player named
     exactly ``player`` (a prefix would also take "messiah-old" for "messiah"). Raises ValueError naming a
     file cshogi cannot parse, or when no record has a player of that name."""
-    cps, wins, dropped_draws, games, names = [], [], 0, 0, set()
+    cps, wins, game_of, dropped_draws, games, names = [], [], [], 0, 0, set()
     for path in paths:
         try:
             parsers = CSA.Parser.parse_file(str(path))
@@ -82,17 +88,19 @@ def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) 
                     continue
                 cps.append(score if mover == cshogi.BLACK else -score)
                 wins.append(float(p.win == (cshogi.BLACK_WIN if mover == cshogi.BLACK else cshogi.WHITE_WIN)))
+                game_of.append(games)
     if player is not None and games and player not in names:
         raise UserError(f"no player named {player!r} in the records (players: {', '.join(sorted(names))})")
-    return _keep(np.array(cps, np.float64), np.array(wins, np.float64), dropped_draws, games)
+    return _keep(np.array(cps, np.float64), np.array(wins, np.float64), np.array(game_of, np.int64), dropped_draws,
+                 games)
 
 
 def samples_from_hcpe(paths: list[str | os.PathLike]) -> Samples:
     """(cp, win) for the records' evals and results."""
     from messiah.train.data import read_hcpe
 
-    cps, wins, dropped_draws = [], [], 0
-    for path in paths:
+    cps, wins, game_of, dropped_draws = [], [], [], 0
+    for number, path in enumerate(paths):
         records = read_hcpe(path)
         turns = hcp_arrays(records["hcp"]).turns
         result = records["gameResult"]
@@ -101,12 +109,13 @@ def samples_from_hcpe(paths: list[str | os.PathLike]) -> Samples:
         winner = np.where(result == cshogi.BLACK_WIN, cshogi.BLACK, cshogi.WHITE)
         cps.append(records["eval"][decided].astype(np.float64))
         wins.append((winner == turns)[decided].astype(np.float64))
-    return _keep(np.concatenate(cps), np.concatenate(wins), dropped_draws, 0)
+        game_of.append(np.full(int(decided.sum()), number, np.int64))
+    return _keep(np.concatenate(cps), np.concatenate(wins), np.concatenate(game_of), dropped_draws, 0)
 
 
-def _keep(cp: np.ndarray, win: np.ndarray, dropped_draws: int, games: int) -> Samples:
+def _keep(cp: np.ndarray, win: np.ndarray, game: np.ndarray, dropped_draws: int, games: int) -> Samples:
     inside = np.abs(cp) <= MAX_ABS_CP
-    return Samples(cp[inside], win[inside], int((~inside).sum()), dropped_draws, games)
+    return Samples(cp[inside], win[inside], game[inside], int((~inside).sum()), dropped_draws, games)
 
 
 def fit_logloss(cp: np.ndarray, win: np.ndarray, iterations: int = 50) -> tuple[float, float]:
@@ -183,27 +192,45 @@ def plot(samples: Samples, fits: dict[str, tuple[float, float]], path: str | os.
     return path
 
 
-def engine_coefficients(fit: tuple[float, float], made_with: WinRateScale,
-                        target: WinRateScale = TEACHER) -> tuple[int, int]:
-    """messiah's ScoreScale and ScoreBias options that calibrate its ``score cp`` by a fit of its own games.
+def score_scale(fit: tuple[float, float], made_with: WinRateScale) -> tuple[float, float]:
+    """messiah's ScoreScale that calibrates its zero-sum ``score cp`` by a fit of its own games, and the side to
+    move's edge that the fit found (in logits: a win rate Q of 50% won sigmoid(edge) of those games).
 
-    The records' cp were printed as cp = (logit(Q) - b0) / a0 (``made_with``); the fit says the real win
-    rate was sigmoid(a_f * cp + b_f). The new options print the cp whose reading on the ``target`` curve
-    (the teacher's scale, which the network was trained on) is that real win rate:
-    cp' = (a_f * cp + b_f - b_t) / a_t, again of the form (logit(Q) - b') * scale'."""
-    (a_f, b_f), a0, b0, a_t, b_t = fit, made_with.a, made_with.b, target.a, target.b
-    scale = a_f / (a0 * a_t)
-    bias = b0 - (b_f - b_t) * a0 / a_f
-    return round(scale), round(1000 * bias)
+    The records' cp were printed as cp = (logit(Q) - b0) / a0 (``made_with``), and the fit says the side to move
+    won sigmoid(a_f * cp + b_f) = sigmoid(k * logit(Q) + edge), with k = a_f / a0 and edge = b_f - k * b0. The
+    score cp' = ScoreScale * logit(Q) read on the teacher's zero-sum curve sigmoid(cp' / TEACHER_SCALE) is that
+    win rate without the edge when ScoreScale = k * TEACHER_SCALE. The edge belongs to the games (who moved
+    first, the opponents) and stays out of the score."""
+    (a_f, b_f), a0, b0 = fit, made_with.a, made_with.b
+    k = a_f / a0
+    return k * TEACHER_SCALE, b_f - k * b0
+
+
+def bootstrap_scale(samples: Samples, made_with: WinRateScale, resamples: int, seed: int = 0) -> tuple[float, float]:
+    """The 95% interval of the ScoreScale over ``resamples`` resamplings of whole games with replacement."""
+    rng = np.random.default_rng(seed)
+    games = np.unique(samples.game)
+    rows = [np.flatnonzero(samples.game == g) for g in games]
+    scales = []
+    for _ in range(resamples):
+        take = np.concatenate([rows[i] for i in rng.integers(0, len(games), len(games))])
+        if samples.win[take].min() == samples.win[take].max():
+            continue  # a resample of only won (or only lost) positions fits nothing
+        scales.append(score_scale(fit_mse(samples.cp[take], samples.win[take]), made_with)[0])
+    low, high = np.percentile(scales, [2.5, 97.5])
+    return float(low), float(high)
 
 
 def fit_files(paths: list[str], player: str | None = None, png: str | None = None,
-              made_with: WinRateScale = MESSIAH) -> dict:
-    """Read the samples (CSA or hcpe by extension), fit both ways, optionally plot; the figures as a dict."""
+              made_with: WinRateScale = MESSIAH, resamples: int = 0) -> dict:
+    """Read the samples (CSA or hcpe by extension), fit both ways, optionally plot (PNG, or SVG by the name's
+    extension); the figures as a dict, with the ScoreScale's interval from ``resamples`` bootstrap resamples."""
     hcpe = [p for p in paths if str(p).endswith(".hcpe")]
     csa = [p for p in paths if not str(p).endswith(".hcpe")]
     parts = ([samples_from_csa(csa, player)] if csa else []) + ([samples_from_hcpe(hcpe)] if hcpe else [])
+    offsets = np.cumsum([0] + [int(s.game.max(initial=-1)) + 1 for s in parts])  # game numbers stay apart
     samples = Samples(np.concatenate([s.cp for s in parts]), np.concatenate([s.win for s in parts]),
+                      np.concatenate([s.game + o for s, o in zip(parts, offsets, strict=False)]),
                       sum(s.dropped_cp for s in parts), sum(s.dropped_draws for s in parts),
                       sum(s.games for s in parts))
     if len(samples.cp) < 2 or samples.win.min() == samples.win.max():
@@ -214,8 +241,12 @@ def fit_files(paths: list[str], player: str | None = None, png: str | None = Non
            "dropped_draws": samples.dropped_draws}
     for name, (a, b) in fits.items():
         out[name] = {"a": a, "b": b, "scale_cp": 1 / a if a else math.inf}
-    scale, bias = engine_coefficients(fits["mse"], made_with)
-    out["messiah_options"] = {"ScoreScale": scale, "ScoreBias": bias}
+    scale, edge = score_scale(fits["mse"], made_with)
+    out["messiah"] = {"made_with": {"ScoreScale": 1 / made_with.a, "ScoreBias": round(1000 * made_with.b)},
+                      "ScoreScale": round(scale), "edge": edge, "won_at_50_percent": 1 / (1 + math.exp(-edge))}
+    if resamples:
+        low, high = bootstrap_scale(samples, made_with, resamples)
+        out["messiah"]["ScoreScale_95"] = [round(low), round(high)]
     if png:
         out["png"] = str(plot(samples, fits, png, f"{len(samples.cp):,} samples" + (f", {player}" if player else "")))
     return out

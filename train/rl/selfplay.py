@@ -48,7 +48,7 @@ from messiah.train.rl.records import (
     SELFPLAY,
     TREE,
 )
-from messiah.winrate import eval_target
+from messiah.winrate import zero_sum
 
 RESIGN_STREAK = 2  # a side resigns after this many of its moves in a row below the threshold
 FLUSH_WAIT = 0.002  # seconds a leaf waits for the other games' leaves before its batch is scored anyway
@@ -247,7 +247,7 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
     row = np.zeros(1, SELFPLAY)[0]
     board.to_hcp(row["hcp"])
     row["ply"], row["game"], row["generation"] = board.move_number, spec.game, spec.generation
-    row["value"], row["eval"] = value, eval_target(scale).to_cp(value)  # cp at the teacher scale
+    row["value"], row["eval"] = value, zero_sum(scale).to_cp(value)  # cp at the teacher scale
     n = min(len(values), MAX_LEGAL_MOVES)
     row["moves"] = n
     row["values"][:] = np.nan
