@@ -245,7 +245,8 @@ def _fit_winrate(args: argparse.Namespace) -> None:
     from messiah.winrate import WinRateScale
 
     cfg = _config(args)
-    out = fit_files(cfg.paths(), cfg.player, cfg.png, WinRateScale.from_options(*cfg.made_with))
+    made_with = WinRateScale(1 / cfg.made_with[0], cfg.made_with[1] / 1000)
+    out = fit_files(cfg.paths(), cfg.player, cfg.png, made_with, cfg.resamples)
     if args.json:
         print(json.dumps(out))
         return
@@ -254,10 +255,13 @@ def _fit_winrate(args: argparse.Namespace) -> None:
     for name in ("mse", "logloss"):
         fit = out[name]
         print(f"{name:8s} a = {fit['a']:.6f} (1/a = {fit['scale_cp']:.1f} cp)  b = {fit['b']:+.4f}")
-    options = out["messiah_options"]
+    m = out["messiah"]
+    interval = f" (95%: {m['ScoreScale_95'][0]} .. {m['ScoreScale_95'][1]}, games resampled)" \
+        if "ScoreScale_95" in m else ""
     print(f"if these are messiah's own moves (made with ScoreScale {cfg.made_with[0]:g} ScoreBias "
-          f"{cfg.made_with[1]:g}), the options that calibrate its score cp on the teacher's curve: "
-          f"ScoreScale {options['ScoreScale']} ScoreBias {options['ScoreBias']}")
+          f"{cfg.made_with[1]:g}): ScoreScale {m['ScoreScale']}{interval} calibrates its score cp on the teacher's "
+          f"zero-sum curve; the side to move's edge in these games, kept out of the score: {m['edge']:+.3f} "
+          f"(at a 50% win rate it won {100 * m['won_at_50_percent']:.1f}%)")
     print(f"plot: {out['png']}")
 
 
@@ -344,7 +348,7 @@ def build_parser() -> argparse.ArgumentParser:
             ("search", bench.SearchBench, bench.bench_searches, "each search at a fixed time per position: positions "
              "evaluated per second, against the bare evaluator"),
             ("latency", bench.LatencyBench, bench.bench_latency, "how far past its byoyomi the engine process "
-             "answers (ByoyomiMargin 0), per search: what ByoyomiMargin must cover"),
+             "answers (NetworkDelay2 0), per search: what NetworkDelay2 must cover"),
             ("clock", bench.ClockBench, bench.bench_clock, "play the engine against itself under a clock: the time "
              "each move took and what was left"),
             ("train", bench.TrainBench, bench.bench_train, "training positions per second and the share spent "

@@ -27,13 +27,10 @@ import numpy as np
 
 from messiah.evaluator import Evaluator
 from messiah.search.base import (
-    DRAW,
     MATE,
     MATE_NODES,
     MATE_STEP,
     MAX_PLY,
-    REPETITION_LOOKBACK,
-    REPETITION_VALUE,
     InfoCallback,
     Limits,
     Searcher,
@@ -42,6 +39,7 @@ from messiah.search.base import (
     is_proven,
     mate_in_one,
     mate_plies,
+    repetition_value,
     terminal_value,
     win_in,
 )
@@ -198,7 +196,7 @@ class AlphaBeta(Searcher):
         self.pv[ply] = []
         if ply > 0:
             self._check_limits()
-            ended = terminal_value(board, ply, self.draw_ply)
+            ended = terminal_value(board, ply, self.rules)
             if ended is not None:
                 return ended
         key = board.zobrist_hash()
@@ -215,8 +213,8 @@ class AlphaBeta(Searcher):
             self.pv[ply] = [mate]
             return win_in(ply + 1)
         if depth <= 1:
-            if self.draw_ply and board.move_number >= self.draw_ply:
-                return DRAW  # every move reaches the draw ply
+            if self.rules.max_moves and board.move_number >= self.rules.max_moves:
+                return self.rules.draw_value(board, ply)  # every move reaches the draw ply
             return self._horizon(board, scores.moves, scores.q, ply)
         order = np.argsort(-scores.q, kind="stable")
         moves = scores.moves[order]
@@ -296,9 +294,9 @@ class AlphaBeta(Searcher):
             m = int(moves[i])
             board.push(m)
             try:
-                repetition = board.is_draw(REPETITION_LOOKBACK)
-                if repetition != cshogi.NOT_REPETITION:
-                    value = 1.0 - REPETITION_VALUE[repetition]
+                repetition = repetition_value(board, ply + 1, self.rules)
+                if repetition is not None:
+                    value = 1.0 - repetition
                 elif self.quiescence and verified < VERIFY_MOVES and (cshogi.move_cap(m) or board.is_check()):
                     verified += 1
                     self.nodes += 1

@@ -17,22 +17,24 @@ from dataclasses import dataclass, field
 import cshogi
 
 from messiah.evaluator import Evaluator, MoveScores
+from messiah.rules import GameRules
 from messiah.search.timeman import Clock
 
 MATE = 2.0
 MATE_STEP = 1e-3
 MAX_PLY = 512
-DRAW = 0.5
-# board.is_draw() codes for the side to move -> value. A "superior" repetition (the same position with
-# more pieces in hand) is treated as a win, as shogi engines usually do in search.
+# board.is_draw() codes for the side to move -> value (a plain repetition: the rules' draw value). A "superior"
+# repetition (the same position with more pieces in hand) is treated as a win, as shogi engines usually do in
+# search.
 REPETITION_VALUE = {
-    cshogi.REPETITION_DRAW: DRAW,
     cshogi.REPETITION_WIN: 1.0,  # the opponent's perpetual check
     cshogi.REPETITION_LOSE: 0.0,  # our perpetual check
     cshogi.REPETITION_SUPERIOR: 1.0,
     cshogi.REPETITION_INFERIOR: 0.0,
 }
 REPETITION_LOOKBACK = 16  # plies of history searched for a repetition
+RULES = GameRules()  # the default rules: CSARule27, draws at 0.5 for both sides, no ply limit
+INFO_EVERY = 0.5  # seconds between a search's progress reports (USI PvInterval)
 
 
 def win_in(ply: int) -> float:
@@ -58,18 +60,32 @@ def clamp(value: float) -> float:
     return min(1.0, max(0.0, value))
 
 
-def terminal_value(board: cshogi.Board, ply: int, draw_ply: int = 0) -> float | None:
-    """The value of ``board`` for the side to move if the game has ended there (mated, repetition,
-    entering-king declaration, the draw ply passed), else None. ``ply`` is the distance from the root;
-    ``draw_ply`` (0: none) the game length at which a game still going is a draw."""
+def repetition_value(board: cshogi.Board, ply: int, rules: GameRules) -> float | None:
+    """The value of a repetition for the side to move of ``board``, ``ply`` plies from the root, or None when
+    the position does not repeat."""
+    repetition = board.is_draw(REPETITION_LOOKBACK)
+    if repetition == cshogi.NOT_REPETITION:
+        return None
+    if repetition == cshogi.REPETITION_DRAW:
+        return rules.draw_value(board, ply)
+    return REPETITION_VALUE[repetition]
+
+
+def terminal_value(board: cshogi.Board, ply: int, rules: GameRules = RULES) -> float | None:
+    """The value of ``board`` for the side to move if the game has ended there (mated, repetition, the draw ply
+    passed, a king that reached its try square) or the side to move wins at once by the entering-king rule (a
+    declaration, or a try a ply later), else None. ``ply`` is the distance from the root."""
     if ply > 0:
-        if draw_ply and board.move_number > draw_ply:
-            return DRAW
-        repetition = board.is_draw(REPETITION_LOOKBACK)
-        if repetition != cshogi.NOT_REPETITION:
-            return REPETITION_VALUE[repetition]
-    if board.is_nyugyoku():
-        return win_in(ply)  # the side to move declares and wins
+        if rules.past_max_moves(board):
+            return rules.draw_value(board, ply)
+        repetition = repetition_value(board, ply, rules)
+        if repetition is not None:
+            return repetition
+        if rules.tried(board):
+            return 1.0 - win_in(ply)
+    declaration = rules.declaration(board)
+    if declaration is not None:
+        return win_in(ply if declaration == 0 else ply + 1)  # the side to move declares (or tries) and wins
     if board.is_game_over():
         return 1.0 - win_in(ply)  # no legal move: mated
     return None
@@ -224,7 +240,8 @@ class Searcher(ABC):
         self.cache = EvalCache(evaluator)
         self.mate_nodes = mate_nodes
         self.multipv = 1  # principal variations reported (USI MultiPV); the best move is the first's
-        self.draw_ply = 0  # a game still going after this many plies is a draw (0: no limit)
+        self.rules = RULES  # the entering-king rule, draw values and draw ply the leaves are valued by
+        self.info_every = INFO_EVERY
         self.notes: list[str] = []  # what the user should hear (a helper process lost); the engine says and clears
 
     @classmethod
@@ -290,8 +307,8 @@ class Searcher(ABC):
         start_evals = self.cache.evaluations
         if board.is_game_over():
             return SearchResult(0, 0.0, 0, [], 1, 0, 0, 0, clock.elapsed())
-        if board.is_nyugyoku():
-            return None  # the USI layer declares; the search itself plays on
+        if self.rules.declaration(board) is not None:
+            return None  # the USI layer declares (or plays the try); the search itself plays on
         if clock.budget.optimum is not None and self.multipv == 1:
             legal = list(board.legal_moves)
             if len(legal) == 1:

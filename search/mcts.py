@@ -63,7 +63,6 @@ from messiah.search.tree import (
 
 DEFAULT_NODES = 800  # playouts when no limit is given
 LEAF_MATE_NODES = 64  # df-pn budget at each new node: ~60 us, a sixth of a forward pass on a CPU
-INFO_EVERY = 0.5  # seconds between progress reports
 MAX_PV = 64  # moves of a principal variation
 REUSE_PLIES = 4  # a later search reuses the previous tree's node for its position this far below the old root
 DEFAULT_TREE_BYTES = 128 * 2**20  # the tree's memory until the engine sizes it from USI_Hash (set_hash)
@@ -243,7 +242,7 @@ class BanditSearch(Searcher):
                 seldepth = max(seldepth, depth)
                 if clock.past_optimum(self._stability(clock)):
                     break
-                if info and clock.elapsed() - last_info >= INFO_EVERY:
+                if info and clock.elapsed() - last_info >= self.info_every:
                     last_info = clock.elapsed()
                     info(result())
         finally:
@@ -303,7 +302,7 @@ class BanditSearch(Searcher):
             moves = line[:depth].tolist()
             for move in moves:
                 board.push(move)
-            ended = terminal_value(board, depth, self.draw_ply)
+            ended = terminal_value(board, depth, self.rules)
             if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
                 batch.values[pending] = clamp(ended)
                 if room:

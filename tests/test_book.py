@@ -149,6 +149,17 @@ def test_no_book_move_outside_the_book_nor_while_pondering(book_file):
     assert sum(line.startswith("bestmove") for line in out) == 1
 
 
+@pytest.mark.parametrize("option", ["USI_OwnBook value false", "ConsiderationMode value true"])
+def test_no_book_move_without_usi_own_book_nor_in_consideration_mode(book_file, option):
+    e, out = engine_with(book_file)
+    e.handle(f"setoption name {option}")
+    e.handle("position startpos")
+    e.handle("go nodes 50")
+    assert e._thread is not None  # a search, not the book
+    e._await_search()
+    assert out[-1].startswith("bestmove") and "nodes" in out[-2]
+
+
 def test_an_unreadable_book_is_said_once_and_the_engine_plays_on(tmp_path):
     out: list[str] = []
     e = UsiEngine(out.append)

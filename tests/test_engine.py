@@ -15,6 +15,7 @@ from messiah.engine.engine import Engine, engine_settings
 from messiah.engine.options import UsiError, usi_options
 from messiah.engine.usi import UsiEngine
 from messiah.evaluator import Evaluator
+from messiah.rules import GameRules
 from messiah.search import SEARCHERS, Searcher, SearchOption, TimeBudget, search_options, timeman
 from messiah.search.mcts import Puct
 
@@ -97,7 +98,8 @@ def test_engine_settings_refuse_what_setoption_refuses():
 
 def played_by(searcher) -> dict:
     """What makes a searcher play as it does: its class, its constants and its table sizes."""
-    keys = ("batch_size", "c", "temperature", "prior_visits", "mate_nodes", "hash_entries", "multipv", "draw_ply")
+    keys = ("batch_size", "c", "temperature", "prior_visits", "mate_nodes", "hash_entries", "multipv", "rules",
+            "info_every")
     return {"class": type(searcher).__name__, "cache": searcher.cache.max_entries,
             **{key: getattr(searcher, key) for key in keys if hasattr(searcher, key)}}
 
@@ -107,12 +109,13 @@ MB = 2**20
 # split in halves between the evaluation cache (1,600 bytes an entry) and alpha-beta's table (256 bytes).
 CASES = [
     ({}, {"class": "Puct", "batch_size": 8, "c": 0.5, "temperature": 0.024, "mate_nodes": 20000,
-          "cache": 256 * MB // 2 // 1600, "multipv": 1}),
-    ({"Search": "ucb1", "Ucb1C": "45", "BatchSize": "4", "USI_Hash": "16", "MultiPV": "2"},
-     {"class": "Ucb1", "batch_size": 4, "c": 0.45, "cache": 16 * MB // 2 // 1600, "multipv": 2}),
-    ({"Search": "alphabeta", "USI_Hash": "16", "MateNodes": "500", "MaxMovesToDraw": "300"},
+          "cache": 256 * MB // 2 // 1600, "multipv": 1, "rules": GameRules(), "info_every": 0.5}),
+    ({"Search": "ucb1", "Ucb1C": "45", "BatchSize": "4", "USI_Hash": "16", "MultiPV": "2", "PvInterval": "300"},
+     {"class": "Ucb1", "batch_size": 4, "c": 0.45, "cache": 16 * MB // 2 // 1600, "multipv": 2, "info_every": 0.3}),
+    ({"Search": "alphabeta", "USI_Hash": "16", "MateNodes": "500", "MaxMovesToDraw": "300",
+      "EnteringKingRule": "TryRule", "DrawValueBlack": "400", "DrawValueWhite": "600"},
      {"class": "AlphaBeta", "mate_nodes": 500, "hash_entries": 16 * MB // 2 // 256, "cache": 16 * MB // 2 // 1600,
-      "draw_ply": 300}),
+      "rules": GameRules("TryRule", 0.4, 0.6, 300)}),
 ]
 
 
@@ -170,13 +173,14 @@ def test_the_bench_and_the_actors_play_the_engines_searcher(evaluator, built):
     make_game_searcher(RLConfig(search="ucb1", search_batch=2, mate_nodes=2000), evaluator)
     assert played_by(built[0]) == {"class": "Puct", "batch_size": 8, "c": 0.5, "temperature": 0.024,
                                    "prior_visits": 1.0, "mate_nodes": 0, "cache": 256 * MB // 2 // 1600,
-                                   "multipv": 1, "draw_ply": 0}
+                                   "multipv": 1, "rules": GameRules(), "info_every": 0.5}
     assert played_by(built[1]) == {"class": "Ucb1", "batch_size": 2, "c": 0.3, "prior_visits": 1.0,
-                                   "mate_nodes": 2000, "cache": 256 * MB // 2 // 1600, "multipv": 1, "draw_ply": 0}
+                                   "mate_nodes": 2000, "cache": 256 * MB // 2 // 1600, "multipv": 1,
+                                   "rules": GameRules(), "info_every": 0.5}
 
 
 def test_the_engine_searches_a_movetime_as_go_movetime_does(evaluator, monkeypatch):
-    """movetime 300: 300 ms less the 50 ms ByoyomiMargin, as `go movetime 300` gives the USI engine, a hard
+    """movetime 300: 300 ms less the 50 ms NetworkDelay2, as `go movetime 300` gives the USI engine, a hard
     limit. On a clock that ticks at each reading (conftest.TickingTime) the search ends there: not before
     0.25 s, and no more than a few readings after."""
     engine = Engine.from_options({"Search": "ucb1"}, evaluator)

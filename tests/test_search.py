@@ -15,8 +15,9 @@ import pytest
 from conftest import LOOKS, MATES, OPENINGS, STEP
 
 from messiah.evaluator import Evaluator
+from messiah.rules import DRAW
 from messiah.search import SEARCHERS, Clock, Limits, TimeBudget, make_searcher
-from messiah.search.base import DRAW, mate_plies, terminal_value, win_in
+from messiah.search.base import mate_plies, terminal_value, win_in
 
 NAMES = sorted(SEARCHERS)
 

@@ -15,10 +15,9 @@ from conftest import GUARD, LOOKS, MATES, STEP
 from cshogi.usi import Engine
 
 from messiah.engine.options import OPTIONS
-from messiah.engine.timeman import TimeBudget, think_time
+from messiah.engine.timeman import Delays, TimeBudget, think_time
 from messiah.engine.usi import UsiEngine, parse_position
 from messiah.position import PositionError
-from messiah.winrate import MESSIAH
 
 
 def engine() -> tuple[UsiEngine, list[str]]:
@@ -330,32 +329,48 @@ def test_unusable_go_words_are_ignored_and_still_answered(line, ignored):
 
 
 def test_think_time():
-    black, opening = cshogi.BLACK, 30
+    black, opening, margin = cshogi.BLACK, 30, Delays(deadline=50)
     # byoyomi alone: all of it but the margin, however obvious the move (unused byoyomi is lost)
-    assert think_time({"byoyomi": 1000}, black, opening, 50) == pytest.approx(TimeBudget(0.95, 0.95, 0.95))
-    assert think_time({"movetime": 500}, black, opening, 100) == pytest.approx(TimeBudget(0.4, None, 0.4))
-    assert think_time({}, black, opening, 50) == TimeBudget()
+    assert think_time({"byoyomi": 1000}, black, opening, margin) == pytest.approx(TimeBudget(0.95, 0.95, 0.95))
+    wide = Delays(deadline=100)
+    assert think_time({"movetime": 500}, black, opening, wide) == pytest.approx(TimeBudget(0.4, None, 0.4))
+    assert think_time({}, black, opening, margin) == TimeBudget()
     # a byoyomi shorter than the margin still gets half of it
-    assert think_time({"byoyomi": 60}, black, opening, 100) == pytest.approx(TimeBudget(0.03, 0.03, 0.03))
+    assert think_time({"byoyomi": 60}, black, opening, wide) == pytest.approx(TimeBudget(0.03, 0.03, 0.03))
     # sudden death: the clock shared over the moves still expected (51 of ours at ply 30, with the horizon at
     # ply 132), the margin taken off the hard deadline only, a hard move stretched to four shares
-    budget = think_time({"btime": 60000, "wtime": 1}, black, opening, 50)
+    budget = think_time({"btime": 60000, "wtime": 1}, black, opening, margin)
     assert budget.minimum == 0 and budget.optimum == pytest.approx(60 / 51)
     assert budget.maximum == pytest.approx(4 * 60 / 51)
     # late in a long game a move takes about 1/20 of what is left, so the clock never runs out
-    assert think_time({"btime": 20000}, black, 400, 50).optimum == pytest.approx(1.0)
-    budget = think_time({"btime": 100, "wtime": 100}, black, opening, 50)
+    assert think_time({"btime": 20000}, black, 400, margin).optimum == pytest.approx(1.0)
+    budget = think_time({"btime": 100, "wtime": 100}, black, opening, margin)
     assert 0 < budget.optimum < budget.maximum <= 0.05
     # Fischer: the increment is spendable; main time plus byoyomi: the byoyomi comes on top of the share
-    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, opening, 50).maximum == \
+    assert think_time({"btime": 0, "wtime": 0, "binc": 2000, "winc": 2000}, black, opening, margin).maximum == \
         pytest.approx(1.95)
-    assert think_time({"btime": 51000, "byoyomi": 1000}, black, opening, 50).optimum == pytest.approx(2.0)
+    assert think_time({"btime": 51000, "byoyomi": 1000}, black, opening, margin).optimum == pytest.approx(2.0)
     # main time below one byoyomi: spend it all with the byoyomi
-    assert think_time({"btime": 500, "byoyomi": 1000}, black, opening, 50).minimum == pytest.approx(1.45)
+    assert think_time({"btime": 500, "byoyomi": 1000}, black, opening, margin).minimum == pytest.approx(1.45)
     # a shorter horizon (100 plies: 35 of ours still expected at ply 30) and a larger floor of moves to go
-    assert think_time({"btime": 70000}, black, opening, 50, horizon=100).optimum == pytest.approx(2.0)
-    assert think_time({"btime": 70000}, black, opening, 50, horizon=100, min_moves_to_go=70).optimum == \
+    assert think_time({"btime": 70000}, black, opening, margin, horizon=100).optimum == pytest.approx(2.0)
+    assert think_time({"btime": 70000}, black, opening, margin, horizon=100, min_moves_to_go=70).optimum == \
         pytest.approx(1.0)
+
+
+def test_network_delays_and_the_minimum_thinking_time():
+    """YaneuraOu's NetworkDelay comes off the aimed and the stretched time, NetworkDelay2 off the hard deadline
+    only, and MinimumThinkingTime is a floor that the deadline still caps."""
+    black, opening = cshogi.BLACK, 30
+    plain = think_time({"btime": 60000, "wtime": 1}, black, opening, Delays(0, 0, 0))
+    late = think_time({"btime": 60000, "wtime": 1}, black, opening, Delays(300, 0, 0))
+    assert late.optimum == pytest.approx(plain.optimum - 0.3) and late.maximum == pytest.approx(plain.maximum - 0.3)
+    assert think_time({"byoyomi": 3000}, black, opening, Delays(0, 1120, 0)).maximum == pytest.approx(1.88)
+    assert think_time({"byoyomi": 3000}, black, opening, Delays(500, 100, 0)).maximum == pytest.approx(2.9)  # all of it
+    floor = think_time({"btime": 60000, "wtime": 1}, black, opening, Delays(0, 50, 2000))
+    assert floor.minimum == pytest.approx(2.0) and floor.optimum == pytest.approx(2.0)
+    assert think_time({"btime": 1000}, black, opening, Delays(0, 50, 2000)).minimum == pytest.approx(0.95)  # capped
+    assert think_time({"btime": 100000, "byoyomi": 0}, black, 400, Delays(0, 50, 0)).minimum == 0
 
 
 def test_time_management_options_reach_the_clock_and_the_search():
@@ -405,6 +420,91 @@ def test_entering_king_is_declared():
     e.handle("position sfen K+R+B+P+P+P+P+P+P/+P+P+P+P+P+P+P+P+P/9/9/9/9/9/9/8k b RB4G4S4N4L 1")
     go(e, "go byoyomi 1000")
     assert bestmoves(out) == ["bestmove win"]
+
+
+# black's king on 5b, twelve pieces on ranks a-c, 28 points: a win under the 27-point rule (tests/test_rules.py)
+CAMP_28 = "position sfen 9/1R1GK2B1/PPPPPPPPP/9/9/9/ppppppppp/l2l1l2l/4k4 b 3G4SNrb3n 1"
+
+
+def test_the_entering_king_rule_decides_the_declaration():
+    """The same position declares under CSARule27 (the default), and is played on under CSARule24 (28 < 31)
+    and NoEnteringKing."""
+    e, out = engine()
+    e.handle("isready")
+    e.handle(CAMP_28)
+    go(e, "go nodes 50")
+    assert bestmoves(out)[-1] == "bestmove win"
+    for rule in ("NoEnteringKing", "CSARule24"):
+        e.handle(f"setoption name EnteringKingRule value {rule}")
+        go(e, "go nodes 50")
+        assert bestmoves(out)[-1] not in ("bestmove win", "bestmove resign"), rule
+    e.handle("setoption name EnteringKingRule value CSARule28")
+    assert "info string error: EnteringKingRule must be one of NoEnteringKing" in out[-1]
+
+
+def test_the_try_rule_plays_the_king_to_the_try_square():
+    e, out = engine()
+    e.handle("setoption name EnteringKingRule value TryRule")
+    e.handle("position sfen 9/4K4/9/9/9/9/9/9/4k4 b - 1")  # black's king on 5b, 5a free
+    go(e, "go byoyomi 1000")
+    assert out[-2:] == ["info depth 1 score mate 1 pv 5b5a", "bestmove 5b5a"]
+
+
+@pytest.mark.parametrize("turn, option, value", [("b", "DrawValueBlack", 300), ("w", "DrawValueWhite", 700)])
+def test_a_draw_is_worth_the_engine_s_draw_value_for_its_colour(turn, option, value):
+    e, out = engine()
+    e.handle("setoption name Search value alphabeta")  # exact values (a bandit's means keep the priors' share)
+    e.handle("setoption name MaxMovesToDraw value 100")
+    e.handle(f"setoption name {option} value {value}")
+    e.handle(f"position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 {turn} - 100")  # the game ends now
+    go(e, "go depth 3")
+    assert f"score cp {e.engine.scale.to_cp(value / 1000)} " in out[-2]
+
+
+def test_depth_limit_caps_a_timed_search():
+    e, out = engine()
+    e.handle("setoption name Search value alphabeta")
+    e.handle("setoption name DepthLimit value 2")
+    e.handle("position startpos")
+    go(e, "go byoyomi 60000")  # a minute, but depth 2
+    depths = [int(line.split(" depth ")[1].split()[0]) for line in out if line.startswith("info depth")]
+    assert depths and max(depths) == 2 and len(bestmoves(out)) == 1
+
+
+def test_pv_interval_spaces_the_progress_lines():
+    """PvInterval 0: a line after every batch; a long interval: only the search's final line."""
+    e, out = engine()
+    e.handle("position startpos")
+    lines = {}
+    for interval in (0, 100000):
+        e.handle(f"setoption name PvInterval value {interval}")
+        out.clear()
+        go(e, "go nodes 400")
+        lines[interval] = sum(line.startswith("info depth") for line in out)
+    assert lines[100000] == 1 and lines[0] > 10
+
+
+def test_network_delays_reach_the_clock():
+    e, out = engine()
+    e.handle("setoption name NetworkDelay2 value 200")
+    e.handle("setoption name NodesLimit value 8")
+    e.handle("position startpos")
+    go(e, "go btime 0 wtime 0 byoyomi 1000")
+    assert e._clock.budget == pytest.approx(TimeBudget(0.8, 0.8, 0.8))
+    e.handle("setoption name MinimumThinkingTime value 3000")
+    e.handle("setoption name NetworkDelay value 500")
+    go(e, "go btime 60000 wtime 60000")
+    assert e._clock.budget.minimum == pytest.approx(3.0)
+
+
+def test_consideration_mode_never_resigns():
+    lost = "position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 1"
+    e, out = engine()
+    e.handle("setoption name ResignValue value 1000")
+    e.handle("setoption name ConsiderationMode value true")
+    e.handle(lost)
+    go(e, "go depth 2")
+    assert bestmoves(out)[-1] != "bestmove resign" and "score cp -" in out[-2]
 
 
 def test_batched_bandit_search_through_usi():
@@ -493,18 +593,48 @@ def test_the_only_legal_move_is_played_at_once_in_a_timed_game():
     assert len([line for line in out if line.startswith("info depth")]) == 1 and reported(out, "nodes") == 1
 
 
-def test_score_coefficients_set_the_reported_cp():
+def score_cp(line: str) -> int:
+    return int(line.split("score cp ")[1].split()[0])
+
+
+def test_score_scale_sets_the_reported_cp():
     e, out = engine()
     e.handle("isready")
     e.handle("position startpos moves 7g7f")
     go(e, "go depth 1")
-    cp = int(out[-2].split("score cp ")[1].split()[0])
-    e.handle("setoption name ScoreScale value 1750")  # half as steep: twice the centipawns
-    e.handle("setoption name ScoreBias value 0")
+    cp = score_cp(out[-2])
+    e.handle(f"setoption name ScoreScale value {2 * OPTIONS['ScoreScale'].default}")  # twice the centipawns
     go(e, "go depth 1")
-    cp2 = int(out[-2].split("score cp ")[1].split()[0])
-    q = MESSIAH.to_winrate(cp)  # the win rate the first line meant (the default options)
-    assert cp2 == pytest.approx(1750 * math.log(q / (1 - q)), abs=2)
+    assert score_cp(out[-2]) == pytest.approx(2 * cp, abs=1)
+
+
+def test_the_score_is_zero_sum():
+    """cp(w) = -cp(1 - w): a 50% win rate is 0 cp for either side, and the two sides' scores mirror."""
+    e, _ = engine()
+    e.handle("isready")
+    scale = e.engine.scale
+    assert scale.to_cp(0.5) == 0
+    for w in (0.01, 0.2, 0.37, 0.5001, 0.73, 0.999):
+        assert scale.to_cp(w) == -scale.to_cp(1 - w)
+        assert scale.to_cp(w) == pytest.approx(OPTIONS["ScoreScale"].default * math.log(w / (1 - w)), abs=0.5)
+
+
+def test_black_s_view_of_a_quiet_opening_does_not_zigzag():
+    """A GUI draws black's view of every score. Over the first plies of a quiet opening the scores printed with
+    black to move and those printed with white to move (negated) stay level: the mean jump between the two is
+    well under the 0.27 logit (two biases of -0.135) that the biased score put between them."""
+    e, out = engine()
+    e.handle("isready")
+    moves = "7g7f 3c3d 2g2f 8c8d 2f2e 8d8e 6i7h 4a3b".split()
+    view = []
+    for k in range(len(moves) + 1):
+        e.handle("position startpos moves " + " ".join(moves[:k]))
+        go(e, "go nodes 1600")
+        cp = score_cp([line for line in out if "score cp" in line][-1])
+        view.append(cp if k % 2 == 0 else -cp)
+    logits = [cp / OPTIONS["ScoreScale"].default for cp in view]
+    jump = sum(logits[0::2]) / len(logits[0::2]) - sum(logits[1::2]) / len(logits[1::2])
+    assert abs(jump) < 0.15, view
 
 
 def test_draw_ply_makes_every_line_past_it_a_draw():
@@ -513,7 +643,7 @@ def test_draw_ply_makes_every_line_past_it_a_draw():
     e.handle("setoption name MaxMovesToDraw value 100")
     e.handle("position sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/9/9/4K4 b - 100")  # lost, but the game ends now
     go(e, "go depth 3")
-    assert "score cp " in out[-2] and int(out[-2].split("score cp ")[1].split()[0]) == MESSIAH.to_cp(0.5)
+    assert "score cp 0 " in out[-2]
 
 
 def test_nodes_limit_caps_a_timed_search():

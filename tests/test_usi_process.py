@@ -86,8 +86,8 @@ def test_handshake_declares_every_option_with_type_default_and_range(gui):
     lines = gui.until("usiok")
     assert lines[0].startswith("id name messiah") and any(x.startswith("id author") for x in lines)
     options = {m[1]: m[2] for m in (re.match(r"option name (\S+) type (.*)", x) for x in lines) if m}
-    for name in ("ModelPath", "Search", "USI_Hash", "MultiPV", "ResignValue", "MaxMovesToDraw", "ByoyomiMargin",
-                 "Threads", "ScoreScale", "ScoreBias", "Ucb1C", "PuctC", "PuctTemperature"):
+    for name in ("ModelPath", "Search", "USI_Hash", "MultiPV", "ResignValue", "MaxMovesToDraw", "NetworkDelay2",
+                 "Threads", "ScoreScale", "Ucb1C", "PuctC", "PuctTemperature"):
         assert name in options, name
     for name, declaration in options.items():
         assert " default " in declaration, name

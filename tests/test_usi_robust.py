@@ -83,7 +83,7 @@ def test_go_that_once_crashed_or_hung_gets_one_bestmove(line):
 
 
 OPTION_CASES = {
-    "double sign": "setoption name ByoyomiMargin value --5",
+    "double sign": "setoption name NetworkDelay2 value --5",
     "superscript": "setoption name Threads value \u00b2",
     "full-width digit": "setoption name USI_Hash value \uff15",
     "5000 digits": "setoption name MultiPV value " + "9" * 5000,
@@ -412,7 +412,7 @@ def test_help_and_version_do_not_start_the_engine():
 WORDS = ["usi", "isready", "go", "position", "startpos", "sfen", "moves", "setoption", "name", "value", "stop",
          "ponderhit", "usinewgame", "gameover", "7g7f", "3c3d", "P*5e", "8h2b+", "7g7f+", "infinite", "ponder",
          "mate", "btime", "wtime", "byoyomi", "binc", "winc", "nodes", "depth", "movetime", "movestogo",
-         "MultiPV", "Threads", "USI_Hash", "Search", "ucb1", "puct", "alphabeta", "ByoyomiMargin", "ResignValue",
+         "MultiPV", "Threads", "USI_Hash", "Search", "ucb1", "puct", "alphabeta", "NetworkDelay2", "ResignValue",
          "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL", "b", "w", "-", "+P", "x", "-+", "100P"]
 NUMBERS = ["0", "1", "7", "30", "-3", "--5", "+-1", "\u00b2", "\uff15", "1e3", "0x10", "3.5", "9" * 30,
            "9" * 5000, "-" + "9" * 25, ""]
@@ -426,7 +426,7 @@ def fuzz_line(rng: random.Random, sfens: list[str]) -> bytes:
     elif shape < 0.3:
         line = "go " + " ".join(rng.choice(WORDS[19:31] + NUMBERS) for _ in range(rng.randint(0, 6)))
     elif shape < 0.4:
-        name = rng.choice(["MultiPV", "Threads", "USI_Hash", "ByoyomiMargin", "ResignValue", "Search", "ModelPath",
+        name = rng.choice(["MultiPV", "Threads", "USI_Hash", "NetworkDelay2", "ResignValue", "Search", "ModelPath",
                            "USI_Ponder", "Nope"])
         value = rng.choice(NUMBERS + ["ucb1", "puct", "alphabeta", "true", "<default>", "x" * 300])
         if name == "ModelPath" and rng.random() < 0.8:

@@ -12,6 +12,7 @@ that was measured: its search, BatchSize, tuned constants, tables sized from USI
 from __future__ import annotations
 
 import os
+import random
 import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -21,13 +22,14 @@ from typing import Literal
 import cshogi
 
 from messiah.config import setting
-from messiah.engine.options import DEFAULT_MODEL, OPTIONS, UsiError, one_line
-from messiah.engine.timeman import think_time
+from messiah.engine.options import DEFAULT_MODEL, OPTIONS, UsiError, game_rules, one_line
+from messiah.engine.strength import Strength
+from messiah.engine.timeman import Delays, think_time
 from messiah.evaluator import Evaluator
 from messiah.search import SEARCH_NAMES, SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
 from messiah.search.base import InfoCallback
 from messiah.search.mcts import BanditSearch
-from messiah.winrate import WinRateScale
+from messiah.winrate import zero_sum
 
 Settings = Mapping[str, object]  # USI option name -> its parsed value (the engine's defaults: engine_settings())
 
@@ -114,7 +116,8 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     searcher.search(cshogi.Board(), Limits(nodes=2))  # and what a search that keeps the last tree compiles
     searcher.new_game()
     searcher.multipv = settings["MultiPV"]
-    searcher.draw_ply = settings["MaxMovesToDraw"]
+    searcher.rules = game_rules(settings)
+    searcher.info_every = settings["PvInterval"] / 1000
     if processes < settings["Threads"] and root_parallel(settings):
         searcher.notes.append(f"Threads {settings['Threads']}: this machine gives {cores()} cores, so "
                               f"{processes} search processes")
@@ -138,7 +141,9 @@ class Engine:
         self.settings = dict(settings)
         self.evaluator = load_evaluator(self.settings) if evaluator is None else evaluator
         self.searcher = build_searcher(self.settings, self.evaluator)
-        self.scale = WinRateScale.from_options(self.settings["ScoreScale"], self.settings["ScoreBias"])
+        self.scale = zero_sum(self.settings["ScoreScale"])
+        self.strength = Strength(self.settings["Strength"]) if self.settings["Strength"] else None
+        self.rng = random.Random()  # a weakened level's choices: a new game, new moves
 
     def close(self) -> None:
         """End the search's helper processes, if it has any (the evaluator stays: it may be shared)."""
@@ -156,15 +161,28 @@ class Engine:
         return cls(engine_settings(options), evaluator)
 
     def limits(self, go: Mapping[str, int]) -> Limits:
-        """The request of a ``go`` (its nodes and depth), NodesLimit capping the nodes."""
-        nodes, cap = go.get("nodes"), self.settings["NodesLimit"]
-        if cap:  # fixed-node matches: the same work per move whatever the machine's load
-            nodes = min(nodes or cap, cap)
-        return Limits(nodes=nodes, depth=go.get("depth"))
+        """The request of a ``go`` (its nodes and depth), NodesLimit and DepthLimit capping them."""
+
+        def capped(asked: int | None, cap: int) -> int | None:
+            return min(asked or cap, cap) if cap else asked
+
+        # fixed-node matches: the same work per move whatever the machine's load; a Strength level's nodes
+        nodes = capped(go.get("nodes"), self.settings["NodesLimit"])
+        return Limits(nodes=capped(nodes, self.strength.nodes) if self.strength else nodes,
+                      depth=capped(go.get("depth"), self.settings["DepthLimit"]))
+
+    def choose(self, board: cshogi.Board, result: SearchResult) -> tuple[int, float]:
+        """The move to play from a search's ``result`` and its value: its best move, or at a Strength level, a
+        move the network values nearly as much (engine.strength)."""
+        if self.strength is None or not result.bestmove:
+            return result.bestmove, result.winrate
+        proven_win = result.mate is not None and result.mate > 0
+        return self.strength.choose(result.bestmove, result.winrate, proven_win, self.searcher.cache.get(board),
+                                    self.rng)
 
     def budget(self, go: Mapping[str, int], board: cshogi.Board) -> TimeBudget:
         """The time ``go``'s clock gives the side to move of ``board`` (engine.timeman.think_time)."""
-        return think_time(dict(go), board.turn, board.move_number, self.settings["ByoyomiMargin"],
+        return think_time(dict(go), board.turn, board.move_number, Delays.of(self.settings),
                           self.settings["TimeHorizon"], self.settings["TimeMinMovesToGo"])
 
     def clock(self, budget: TimeBudget, stop: threading.Event | None = None, ponder: TimeBudget | None = None) -> Clock:
@@ -175,7 +193,7 @@ class Engine:
     def search(self, board: cshogi.Board, nodes: int | None = None, depth: int | None = None,
                movetime: int | None = None, info: InfoCallback | None = None) -> SearchResult:
         """Search ``board`` as ``go nodes N depth D movetime MS`` would (movetime in milliseconds, the
-        ByoyomiMargin kept back as the engine does); with no limit, the search's own small default."""
+        NetworkDelay2 kept back as the engine does); with no limit, the search's own small default."""
         go = {key: value for key, value in (("nodes", nodes), ("depth", depth), ("movetime", movetime))
               if value is not None}
         clock = None if movetime is None else self.clock(self.budget(go, board))

@@ -9,11 +9,14 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from messiah.engine.book import NO_BOOK, BookRules
-from messiah.engine.timeman import BYOYOMI_MARGIN, GAME_PLY_HORIZON, MIN_MOVES_TO_GO
+from messiah.engine.strength import LEVELS
+from messiah.engine.timeman import GAME_PLY_HORIZON, MIN_MOVES_TO_GO, NETWORK_DELAY2
 from messiah.errors import UserError
+from messiah.rules import DEFAULT_ENTERING_KING_RULE, ENTERING_KING_RULES, GameRules
 from messiah.search import DEFAULT_SEARCH, SEARCHERS, Searcher, search_options
+from messiah.search.base import INFO_EVERY
 from messiah.search.timeman import OBVIOUS, UNSTABLE
-from messiah.winrate import MESSIAH_OPTIONS
+from messiah.winrate import MESSIAH_SCALE
 
 
 class UsiError(UserError):
@@ -87,7 +90,12 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "Search": Option("combo", DEFAULT_SEARCH, choices=tuple(searchers)),
         "USI_Hash": Option("spin", 256, 1, 65536),  # MB, sized by the searcher (Searcher.set_hash)
         "USI_Ponder": Option("check", False),  # also whether bestmove names a ponder move (cshogi.cli ponders on it)
-        "ByoyomiMargin": Option("spin", BYOYOMI_MARGIN, 0, 10000),  # ms kept back from every move's hard deadline
+        # time, with YaneuraOu's names (engine.timeman.think_time): ms off the aimed time, ms off the deadline,
+        # the least a move takes (defaults for a local GUI; YaneuraOu's 120, 1120, 2000 suit a server's clock)
+        "NetworkDelay": Option("spin", 0, 0, 10000),
+        "NetworkDelay2": Option("spin", NETWORK_DELAY2, 0, 10000),
+        "MinimumThinkingTime": Option("spin", 0, 0, 100000),
+        "PvInterval": Option("spin", round(1000 * INFO_EVERY), 0, 100000),  # ms between progress lines (puct, ucb1)
         # the searches' own options (MateNodes, BatchSize, PuctC, ...), as they declare them
         **{name: Option("spin", o.usi_default, o.low, o.high) for name, o in search_options(searchers).items()},
         # time management with a main time (sudden death, Fischer): see engine.timeman.think_time
@@ -97,11 +105,18 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "TimeUnstable": Option("spin", round(100 * UNSTABLE), 1, 1000),  # % of it while the best move keeps changing
         "MultiPV": Option("spin", 1, 1, 600),
         "NodesLimit": Option("spin", 0, 0, 10**9),  # at most this many nodes a move, whatever the clock (0: none)
+        "Strength": Option("spin", 0, 0, LEVELS),  # a weaker player for people (engine.strength; 0: full strength)
+        "DepthLimit": Option("spin", 0, 0, 10000),  # at most this depth a move, whatever the clock (0: none)
         "ResignValue": Option("spin", 99999, 0, 99999),  # resign at score cp <= -ResignValue (99999: never)
         "MaxMovesToDraw": Option("spin", 0, 0, 100000),  # a game still going after this ply is a draw (0: none)
-        "ScoreScale": Option("spin", MESSIAH_OPTIONS[0], 1, 100000),  # cp = (logit(winrate) - b) * this
-        "ScoreBias": Option("spin", MESSIAH_OPTIONS[1], -10000, 10000),  # b of that, in thousandths
+        # the rules the GUI plays by (messiah.rules): how an entering king wins, a draw's worth (thousandths)
+        "EnteringKingRule": Option("combo", DEFAULT_ENTERING_KING_RULE, choices=ENTERING_KING_RULES),
+        "DrawValueBlack": Option("spin", 500, 0, 1000),  # a draw's worth to the engine when it plays black
+        "DrawValueWhite": Option("spin", 500, 0, 1000),  # and when it plays white
+        "ConsiderationMode": Option("check", False),  # analysis for a GUI: no book move, no resignation
+        "ScoreScale": Option("spin", MESSIAH_SCALE, 1, 100000),  # score cp = logit(winrate) * this (zero-sum)
         # the opening book, with YaneuraOu's names and meanings (engine.book.BookRules)
+        "USI_OwnBook": Option("check", True),  # whether the BookFile is used
         "BookFile": Option("filename", NO_BOOK),  # a YANEURAOU-DB2016 book, or no_book
         "BookMoves": Option("spin", BookRules.moves, 0, 10000),
         "BookEvalDiff": Option("spin", BookRules.eval_diff, 0, 99999),
@@ -121,6 +136,12 @@ def book_rules(values: Mapping[str, object]) -> BookRules:
     return BookRules(values["BookMoves"], values["BookEvalDiff"], values["BookEvalBlackLimit"],
                      values["BookEvalWhiteLimit"], values["BookDepthLimit"], values["NarrowBook"],
                      values["FlippedBook"], values["IgnoreBookPly"], values["ConsiderBookMoveCount"])
+
+
+def game_rules(values: Mapping[str, object]) -> GameRules:
+    """The rules options' values as the rules the search values its leaves by."""
+    return GameRules(values["EnteringKingRule"], values["DrawValueBlack"] / 1000, values["DrawValueWhite"] / 1000,
+                     values["MaxMovesToDraw"])
 
 
 OPTIONS = usi_options()

@@ -258,6 +258,8 @@ class UsiEngine:
     def _book_move(self, board: cshogi.Board) -> bool:
         """Play a book move at once if the book has one for ``board`` under the Book options: its info line
         (pv last, as USI wants) and bestmove with its ponder move. False: search instead."""
+        if not self.options["USI_OwnBook"] or self.options["ConsiderationMode"]:
+            return False
         book = self._load_book()
         if book is None:
             return False
@@ -299,15 +301,24 @@ class UsiEngine:
         """Worker thread: search, report, wait out a ponder or infinite search, print bestmove once."""
         reply = "bestmove resign"
         try:
-            if board.is_nyugyoku():
+            declaration = engine.searcher.rules.declaration(board)
+            if declaration == 0:
                 reply = "bestmove win"
+            elif declaration is not None:  # the try rule: the king's move to its try square wins
+                self.write(f"info depth 1 score mate 1 pv {cshogi.move_to_usi(declaration)}")
+                reply = f"bestmove {cshogi.move_to_usi(declaration)}"
             elif not board.is_game_over():
                 result = engine.searcher.search(board, limits, lambda r: self._info(engine, r), clock)
-                if result.bestmove and engine.scale.to_cp(result.winrate) <= -engine.settings["ResignValue"]:
+                resigns = engine.scale.to_cp(result.winrate) <= -engine.settings["ResignValue"]
+                move, value = engine.choose(board, result)
+                if result.bestmove and resigns and not engine.settings["ConsiderationMode"]:
                     reply = "bestmove resign"
-                elif result.bestmove:
+                elif move != result.bestmove:  # a Strength level's choice: its line is the move alone
+                    self.write(f"info depth 1 score cp {engine.scale.to_cp(value)} pv {cshogi.move_to_usi(move)}")
+                    reply = f"bestmove {cshogi.move_to_usi(move)}"
+                elif move:
                     ponder = cshogi.move_to_usi(result.pv[1]) if len(result.pv) > 1 else None
-                    reply = f"bestmove {cshogi.move_to_usi(result.bestmove)}{self._ponder_move(ponder)}"
+                    reply = f"bestmove {cshogi.move_to_usi(move)}{self._ponder_move(ponder)}"
         except Exception as e:  # noqa: BLE001 - the engine must answer go whatever happens
             self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")
             reply = self._fallback_move(engine.searcher, board)

@@ -29,7 +29,7 @@ class AnalyzeConfig(EngineChoice):
     nodes: int | None = None
     """search this many nodes"""
     movetime: int | None = None
-    """search this many milliseconds, as `go movetime` does (the engine's ByoyomiMargin kept back)"""
+    """search this many milliseconds, as `go movetime` does (the engine's NetworkDelay2 kept back)"""
     depth: int | None = None
     """search to this depth (with no limit: the search's own small default)"""
     svg: str | None = None

@@ -79,7 +79,7 @@ class SearchBench(EvaluatorBench):
 
 @dataclass
 class LatencyBench:
-    """How far past its byoyomi the engine process answers, per search, with ByoyomiMargin 0."""
+    """How far past its byoyomi the engine process answers, per search, with NetworkDelay2 0."""
 
     positions: str = setting(str(DEFAULT_POSITIONS), shown=SHOWN_POSITIONS)
     """hcpe file the fixed position set is drawn from"""
@@ -416,7 +416,7 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
 
 def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = SEARCH_NAMES) -> dict:
     """How far past its byoyomi this installation's engine process answers, as a GUI sees it (through
-    cshogi.usi.Engine and the pipes), with ByoyomiMargin 0: what the margin must cover. Per search, over
+    cshogi.usi.Engine and the pipes), with NetworkDelay2 0: what the margin must cover. Per search, over
     ``cfg.moves`` positions."""
     from cshogi.usi import Engine
 
@@ -428,7 +428,7 @@ def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = SEARCH_NAMES) -
         usi = Engine(messiah_command())
         try:
             usi.setoption("Search", name)
-            usi.setoption("ByoyomiMargin", 0)
+            usi.setoption("NetworkDelay2", 0)
             usi.isready()
             overshoot = []
             for board in positions.boards[:moves]:

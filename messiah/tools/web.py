@@ -29,6 +29,7 @@ from cshogi import CSA, KIF
 
 from messiah.config import at_least, within
 from messiah.engine.engine import Engine, EngineChoice, overrides
+from messiah.engine.strength import LEVELS
 from messiah.errors import UserError
 from messiah.evaluator import Evaluator
 from messiah.position import perpetual_check_winner
@@ -77,6 +78,7 @@ class Game:
     id: int
     human: int  # the colour the person plays
     movetime: int  # ms per engine move
+    strength: int = 0  # the engine's Strength level (0: full strength)
     board: cshogi.Board = field(default_factory=cshogi.Board)
     result: str | None = None  # how it ended, once it has
     end: tuple[str, str] | None = None  # the same for the records: CSA's code, cshogi's KIF.Exporter.end reason
@@ -187,17 +189,23 @@ class PlayServer:
         self.engine = Engine.from_options(self.options, evaluator)
         self.nodes = nodes  # a node budget instead of the time (tests)
         self.lock = threading.Lock()
-        self.game = Game(1, cshogi.BLACK, movetime)
+        self.game = Game(1, cshogi.BLACK, movetime, self.engine.settings["Strength"])
 
     # -- requests ------------------------------------------------------------------------------------------
 
-    def new_game(self, side: object, movetime: object) -> dict:
-        """Start a new game: ``side`` 'black' or 'white' (the person's), ``movetime`` ms per engine move."""
+    def new_game(self, side: object, movetime: object, strength: object = 0) -> dict:
+        """Start a new game: ``side`` 'black' or 'white' (the person's), ``movetime`` ms per engine move, the
+        engine's ``strength`` (its Strength option: 1..LEVELS, 0 full strength; the README's table places each)."""
         if side not in ("black", "white"):
             raise PlayError(f"side must be 'black' or 'white', got {side!r}")
         movetime = _int(movetime, "movetime", 50, 600_000)
+        strength = _int(strength, "strength", 0, LEVELS)
         with self.lock:
-            self.game = Game(self.game.id + 1, cshogi.BLACK if side == "black" else cshogi.WHITE, movetime)
+            if strength != self.engine.settings["Strength"]:  # the same engine at another level, on the same model
+                evaluator = self.engine.evaluator
+                self.engine.close()
+                self.engine = Engine.from_options({**self.options, "Strength": str(strength)}, evaluator)
+            self.game = Game(self.game.id + 1, cshogi.BLACK if side == "black" else cshogi.WHITE, movetime, strength)
             self.engine.searcher.new_game()
             return self.state()
 
@@ -342,6 +350,7 @@ class PlayServer:
             "human": "black" if game.human == cshogi.BLACK else "white",
             "your_turn": game.result is None and board.turn == game.human,
             "movetime": game.movetime,
+            "strength": game.strength,
             "svg": clickable_board(board, game.human == cshogi.WHITE),
             "moves": moves,
             "hand": [{"piece": HAND_LETTERS[i], "kanji": HAND_KANJI[i], "count": n} for i, n in enumerate(hand) if n],
@@ -393,7 +402,7 @@ class PlayServer:
 
     def _engine_move(self) -> None:
         game, board = self.game, self.game.board
-        if board.is_nyugyoku():
+        if self.engine.searcher.rules.declaration(board) == 0:  # under the engine's EnteringKingRule
             self._finish("messiah declares an entering-king win", "%KACHI", "win")
             return
         result = self.engine.search(board, **self._limits())
@@ -404,9 +413,10 @@ class PlayServer:
         game.engine = {"winrate": round(result.winrate, 4), "mate": result.mate, "pv": " ".join(pv),
                        "depth": result.depth, "nodes": result.nodes}
         # GUIs draw an engine's value at the move it chose; the search's is the side to move's, messiah's.
-        black = result.winrate if board.turn == cshogi.BLACK else 1 - result.winrate
+        move, value = self.engine.choose(board, result)  # at a Strength level, maybe another move than the best
+        black = value if board.turn == cshogi.BLACK else 1 - value
         game.winrates.append((len(board.history) + 1, round(black, 4)))
-        self._push(result.bestmove)
+        self._push(move)
 
     def _push(self, move: int) -> None:
         """Play ``move`` and see whether the game has ended (mate, or the fourth time the same position)."""
@@ -466,8 +476,10 @@ def create_app(server: PlayServer):
                           "</option>" for t in sorted({*MOVETIMES, server.game.movetime}))
         annotate = "".join(f'<option value="{t}"{" selected" if t == ANNOTATE_MOVETIME else ""}>{t / 1000:g} s</option>'
                            for t in ANNOTATE_MOVETIMES)
-        return Response(page.replace("<!--MOVETIMES-->", options).replace("<!--ANNOTATE-->", annotate),
-                        mimetype="text/html")
+        levels = "".join(f'<option value="{level}"{" selected" if level == server.game.strength else ""}>'
+                         f'{level or "full"}</option>' for level in range(LEVELS + 1))
+        return Response(page.replace("<!--MOVETIMES-->", options).replace("<!--ANNOTATE-->", annotate)
+                        .replace("<!--STRENGTHS-->", levels), mimetype="text/html")
 
     @app.get("/state")
     def state():
@@ -477,7 +489,7 @@ def create_app(server: PlayServer):
     @app.post("/new")
     def new():
         data = body()
-        return jsonify(server.new_game(data.get("side"), data.get("movetime")))
+        return jsonify(server.new_game(data.get("side"), data.get("movetime"), data.get("strength", 0)))
 
     @app.post("/targets")
     def targets():
