@@ -18,6 +18,7 @@ from messiah.engine.options import OPTIONS
 from messiah.engine.timeman import Delays, TimeBudget, think_time
 from messiah.engine.usi import UsiEngine, parse_position
 from messiah.position import PositionError
+from messiah.rules import ENTERING_KING_RULES
 
 
 def engine() -> tuple[UsiEngine, list[str]]:
@@ -420,6 +421,40 @@ def test_entering_king_is_declared():
     e.handle("position sfen K+R+B+P+P+P+P+P+P/+P+P+P+P+P+P+P+P+P/9/9/9/9/9/9/8k b RB4G4S4N4L 1")
     go(e, "go byoyomi 1000")
     assert bestmoves(out) == ["bestmove win"]
+
+
+NEW_SPINS = {"NetworkDelay": (0, 10000), "NetworkDelay2": (0, 10000), "MinimumThinkingTime": (0, 100000),
+             "PvInterval": (0, 100000), "DepthLimit": (0, 10000), "DrawValueBlack": (0, 1000),
+             "DrawValueWhite": (0, 1000), "Strength": (0, 20)}
+
+
+@pytest.mark.parametrize("name", sorted(NEW_SPINS))
+def test_the_gui_players_options_take_their_edges_and_refuse_beyond(name):
+    """Each option is declared with its range, takes both ends, and keeps its value when sent one past them."""
+    e, out = engine()
+    low, high = NEW_SPINS[name]
+    e.handle("usi")
+    assert any(line.startswith(f"option name {name} type spin") and line.endswith(f"min {low} max {high}")
+               for line in out)
+    for value in (low, high):
+        e.handle(f"setoption name {name} value {value}")
+        assert e.options[name] == value and not out[-1].startswith("info string error")
+    for value in (low - 1, high + 1):
+        e.handle(f"setoption name {name} value {value}")
+        assert out[-1].startswith(f"info string error: {name} must be an integer {low}..{high}")
+        assert e.options[name] == high
+
+
+@pytest.mark.parametrize("name, kind", [("EnteringKingRule", "combo"), ("USI_OwnBook", "check"),
+                                        ("ConsiderationMode", "check")])
+def test_the_gui_players_choices_take_only_their_values(name, kind):
+    e, out = engine()
+    values = ENTERING_KING_RULES if kind == "combo" else ("true", "false")
+    for value in values:
+        e.handle(f"setoption name {name} value {value}")
+        assert str(e.options[name]).lower() == value.lower()
+    e.handle(f"setoption name {name} value maybe")
+    assert out[-1].startswith(f"info string error: {name} must be")
 
 
 # black's king on 5b, twelve pieces on ranks a-c, 28 points: a win under the 27-point rule (tests/test_rules.py)
