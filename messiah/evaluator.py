@@ -75,6 +75,13 @@ class MoveScores:
         return float(self.q.max()) if len(self.q) else 0.0
 
 
+def softmax_weights(q: np.ndarray, temperature: float, top: np.ndarray | float | None = None) -> np.ndarray:
+    """exp((q - top) / temperature): the softmax of move scores before it is normalised, ``top`` the largest
+    score (or, for several positions' moves laid end to end, each move's own position's largest). PUCT's prior,
+    self-play's exploration and a Strength level's choice all draw from it."""
+    return np.exp((q - (q.max() if top is None else top)) / temperature)
+
+
 def _has_library(*names: str) -> bool:
     return any(ctypes.util.find_library(n) for n in names)
 

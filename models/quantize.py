@@ -27,6 +27,7 @@ import cshogi
 import numpy as np
 
 from messiah.config import setting
+from messiah.errors import DataError, UserError
 from messiah.features import hcp_arrays, planes
 from messiah.models.onnxfile import save_model
 from messiah.moves import legal_move_indices, pad_indices
@@ -62,14 +63,14 @@ def calibration_feeds(paths: Sequence[str | os.PathLike], count: int = CALIBRATI
                       seed: int = 0) -> list[dict[str, np.ndarray]]:
     """``count`` positions drawn evenly from hcpe files, as the model's input batches."""
     if not paths:
-        raise ValueError("calibration needs at least one hcpe file of positions")
+        raise UserError("calibration needs at least one hcpe file of positions")
     rng = np.random.default_rng(seed)
     per_file = -(-count // len(paths))
     hcps = []
     for path in paths:
         size, width = os.path.getsize(path), cshogi.HuffmanCodedPosAndEval.itemsize
         if size == 0 or size % width:
-            raise ValueError(f"{path}: no hcpe records" if size == 0 else
+            raise DataError(f"{path}: no hcpe records" if size == 0 else
                              f"{path}: not hcpe ({size:,} bytes is not a whole number of {width}-byte records)")
         records = np.memmap(path, cshogi.HuffmanCodedPosAndEval, mode="r")  # only the drawn rows are read
         rows = np.sort(rng.choice(len(records), min(per_file, len(records)), replace=False))
@@ -90,6 +91,7 @@ def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: S
     """Write the int8 copy of the all-moves model ``src`` to ``dst``, its activation ranges calibrated on
     ``count`` positions of the hcpe files ``calibration``; returns ``dst``."""
     import onnx
+    from google.protobuf.message import DecodeError
     from onnxruntime.quantization import (
         CalibrationDataReader,
         CalibrationMethod,
@@ -99,12 +101,15 @@ def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: S
     )
 
     src, dst = Path(src), Path(dst)
-    model = onnx.load(str(src))
+    try:
+        model = onnx.load(str(src))
+    except DecodeError as e:
+        raise UserError(f"{src} is not an ONNX model ({e})") from None
     meta = {p.key: p.value for p in model.metadata_props}
     if meta.get("messiah.kind") != "all_moves":
-        raise ValueError(f"{src} is not a messiah all-moves model (kind: {meta.get('messiah.kind')})")
+        raise UserError(f"{src} is not a messiah all-moves model (kind: {meta.get('messiah.kind')})")
     if meta.get("messiah.precision") == "int8":
-        raise ValueError(f"{src} is already quantized")
+        raise UserError(f"{src} is already quantized")
     convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
     feeds = calibration_feeds(calibration, count)
 

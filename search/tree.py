@@ -22,6 +22,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from messiah.evaluator import softmax_weights
+
 # node_f columns (float64)
 VISITS, TERMINAL = 0, 1
 # node_i columns (int64): the first edge, the number of edges, plies to the end when proven, the length of the mate
@@ -437,7 +439,7 @@ class Tree:
         if self.temperature <= 0.0 or not len(q):
             return q, q, hits
         top = np.maximum.reduceat(q, offsets[:-1])
-        return q, np.exp((q - np.repeat(top, np.diff(offsets))) / self.temperature), hits
+        return q, softmax_weights(q, self.temperature, np.repeat(top, np.diff(offsets))), hits
 
     def add(self, key: int, moves: np.ndarray, q: np.ndarray, line: list[int]) -> int:
         """The node of a scored position (``line``: a mate found for its side to move, or []); room for it must

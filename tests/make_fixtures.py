@@ -34,7 +34,7 @@ from messiah.arena.match import random_openings
 from messiah.engine.engine import Engine
 from messiah.paths import shared_file
 from messiah.position import perpetual_check_winner
-from messiah.train.data import append_game_index, game_index_path
+from messiah.records import append_game_index, game_index_path
 
 OUT = Path(__file__).resolve().parent / "data"
 TEACHER_FILES = [f"teacher/teacher_s{n}.hcpe" for n in range(1, 11)]

@@ -12,9 +12,10 @@ from conftest import LOOKS, STEP, TEACHER, TickingTime
 
 import messiah.engine.engine as engine_module
 from messiah.engine.engine import Engine, engine_settings
-from messiah.engine.options import UsiError, usi_options
+from messiah.engine.options import usi_options
 from messiah.engine.usi import UsiEngine
 from messiah.evaluator import Evaluator
+from messiah.protocol import UsiError
 from messiah.rules import GameRules
 from messiah.search import SEARCHERS, Searcher, SearchOption, TimeBudget, search_options, timeman
 from messiah.search.mcts import Puct
@@ -190,3 +191,17 @@ def test_the_engine_searches_a_movetime_as_go_movetime_does(evaluator, monkeypat
     assert 0.25 <= result.elapsed <= 0.25 + LOOKS * STEP, result.elapsed
     nodes = Engine.from_options({"NodesLimit": "20"}, evaluator).search(cshogi.Board(), nodes=500).nodes
     assert nodes == 20  # NodesLimit caps a tool's request as it caps a go's
+
+
+def test_a_bug_in_the_warm_up_keeps_its_traceback(monkeypatch):
+    """A model that cannot load is the user's to fix (UsiError); a failure while the loaded model scores the start
+    position is messiah's bug, and must reach its caller as itself, traceback and all."""
+    def broken(self, board):
+        raise ZeroDivisionError("a bug in the feature code")
+
+    monkeypatch.setattr(Evaluator, "score", broken)
+    with pytest.raises(ZeroDivisionError, match="a bug in the feature code") as caught:
+        engine_module.load_evaluator(engine_settings())
+    assert caught.traceback[-1].name == "broken"
+    with pytest.raises(UsiError, match="cannot load the model: model file not found"):
+        engine_module.load_evaluator(engine_settings({"ModelPath": "/nonexistent/model.onnx"}))

@@ -87,6 +87,18 @@ def test_every_module_imports_only_its_own_layer_and_those_below():
     assert not wrong, "\n".join(wrong)
 
 
+# Tools that read data and train nothing: they read through the records layer, never the training code.
+DATA_READING_TOOLS = ("messiah.tools.evaluate", "messiah.tools.book", "messiah.tools.fitwinrate")
+
+
+def test_the_tools_that_only_read_data_import_no_training_code():
+    modules = project_modules()
+    for tool in DATA_READING_TOOLS:
+        imported = project_imports(modules[tool])
+        assert "messiah.records" in {".".join(m.split(".")[:2]) for m in imported}, tool
+        assert not [m for m in imported if package_of(m) == "train"], tool
+
+
 def test_the_layer_check_sees_a_wrong_import(tmp_path):
     """The check above must be able to fail: an engine module importing the training code is caught."""
     bad = tmp_path / "bad.py"
@@ -127,7 +139,7 @@ def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_
 def test_the_rl_actors_need_no_torch():
     """The self-play loop (train/rl/) sits above the engine (the layer test keeps it out of the engine): an actor
     process (selfplay) plays without torch."""
-    code = ("import sys, json, messiah.train.rl.selfplay, messiah.train.rl.records, messiah.train.rl.targets; "
+    code = ("import sys, json, messiah.train.rl.selfplay, messiah.records.selfplay, messiah.train.rl.targets; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -184,7 +184,7 @@ def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_
     path = tmp_path / "games.hcpe"
     path.write_bytes(GAMES.read_bytes()[: 38 * 400])
     data = TeacherData([str(path)])
-    batch = pretrain.batch_tensors(data.gather(data.train_index[:128]).batch())
+    batch = data.gather(data.train_index[:128]).batch().tensors()
     records = data.records(data.train_index[:128])
     board, mover_won = cshogi.Board(), []
     for rec in records:
@@ -203,7 +203,7 @@ def test_rows_without_an_eval_train_toward_their_result_or_only_the_ranking(tmp_
                      '{"sfen": "lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1", "bestmove": "2g2f",'
                      ' "eval": 50}\n')
     data = TeacherData([str(jsonl)], val_fraction=0.0)
-    batch = pretrain.batch_tensors(data.gather(np.array([[0, 0], [0, 1]])).batch())
+    batch = data.gather(np.array([[0, 0], [0, 1]])).batch().tensors()
     assert batch["eval_known"].tolist() == [False, True] and not batch["result_known"].any()
     z = torch.full(batch["legal"].shape, -3.0)  # Q far from any target
     out = pretrain.losses(FixedLogits(z), batch, pretrain.TrainConfig(scale=875))
@@ -238,7 +238,7 @@ def test_trainer_is_usable_without_pretraining(small_data, tmp_path):
     from messiah.train.trainer import Trainer, legal_logits, load_checkpoint
 
     data = TeacherData([small_data])
-    batch = pretrain.batch_tensors(data.gather(data.train_index[:32]).batch())
+    batch = data.gather(data.train_index[:32]).batch().tensors()
 
     def played_move_loss(model, b):  # cross-entropy toward the played move alone
         z, _ = legal_logits(model, b)

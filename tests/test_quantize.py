@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 from conftest import GAMES, TEACHER, read_hcpe, shared
 
+from messiah.errors import DataError, UserError
 from messiah.evaluator import Evaluator, default_model_path
 from messiah.features import hcp_arrays
 from messiah.moves import legal_move_indices
@@ -63,19 +64,23 @@ def assert_scores_like_the_float_model(int8_model, records: np.ndarray) -> None:
 def test_quantize_refuses_what_it_cannot_make(int8_model, tmp_path):
     from messiah.models.quantize import quantize_onnx
 
-    with pytest.raises(ValueError, match="already quantized"):
+    with pytest.raises(UserError, match="already quantized"):
         quantize_onnx(int8_model, tmp_path / "twice.onnx", [TEACHER], 32)
-    with pytest.raises(ValueError, match="at least one hcpe file"):
+    with pytest.raises(UserError, match="at least one hcpe file"):
         quantize_onnx(default_model_path(), tmp_path / "none.onnx", [], 32)
+    text = tmp_path / "notes.onnx"
+    text.write_text("not a model")
+    with pytest.raises(UserError, match="notes.onnx is not an ONNX model"):
+        quantize_onnx(text, tmp_path / "from-text.onnx", [TEACHER], 32)
     empty = tmp_path / "empty.hcpe"
     empty.write_bytes(b"")
-    with pytest.raises(ValueError, match="no hcpe records"):
+    with pytest.raises(DataError, match="no hcpe records"):
         quantize_onnx(default_model_path(), tmp_path / "empty.onnx", [empty], 32)
     cut = tmp_path / "cut.hcpe"
     cut.write_bytes(TEACHER.read_bytes()[:38 * 10 + 5])  # a truncated file: ten records and a piece
-    with pytest.raises(ValueError, match="not a whole number of 38-byte records"):
+    with pytest.raises(DataError, match="not a whole number of 38-byte records"):
         quantize_onnx(default_model_path(), tmp_path / "cut.onnx", [cut], 32)
-    assert not list(tmp_path.glob("*.onnx*"))  # nothing half-written is left behind
+    assert sorted(p.name for p in tmp_path.glob("*.onnx*")) == ["notes.onnx"]  # nothing half-written is left behind
 
 
 def test_the_command_prints_only_the_written_path(tmp_path):

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from conftest import GAMES, OPENINGS, TEACHER
 
-from messiah.train.data import game_index_path, read_records
-from messiah.train.rl.records import (
+from messiah.records import game_index_path, read_records
+from messiah.records.selfplay import (
     END_MATED,
     END_PROVEN_MATE,
     END_TRUNCATED,
@@ -29,6 +29,7 @@ from messiah.train.rl.records import (
     read_games,
     tree_file,
 )
+from messiah.train.batch import value_target
 from messiah.train.rl.targets import flip, game_targets, lambda_returns
 
 torch = pytest.importorskip("torch")
@@ -370,7 +371,7 @@ def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_pat
     drawn = []
     draw = learner_module.teacher_batch
     monkeypatch.setattr(learner_module, "teacher_batch",
-                        lambda data, rows, scale: drawn.append((data, len(rows))) or draw(data, rows, scale))
+                        lambda data, rows: drawn.append((data, len(rows))) or draw(data, rows))
 
     window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
     window.compute_targets(learner.values, cfg)
@@ -378,8 +379,9 @@ def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_pat
     assert drawn == [(learner.teacher, 4), (learner.strong, 4)]
     assert len(batch["features"]) == 16
     assert (~torch.isnan(batch["dense"])).any(1).sum() == 8  # only self-play rows carry the root's move values
-    strong_targets = batch["target"][12:]  # the strong rows' value target is their game's result
-    assert torch.isin(strong_targets, torch.tensor([0.0, 0.5, 1.0])).all()
+    target, _, has_target = value_target(batch, cfg.scale)
+    assert has_target[12:].all()  # the strong rows' value target is their game's result
+    assert torch.isin(target[12:], torch.tensor([0.0, 0.5, 1.0])).all()
 
     drawn.clear()  # an empty window: the data files fill the batch in their proportions
     batch = learner.batch(Window([], cfg.window), 0)

@@ -10,13 +10,10 @@ import pytest
 from conftest import FORMATS, GAMES, TEACHER, mirror_board, mirror_usi, shared
 
 from messiah.moves import move_index
-from messiah.train.data import (
+from messiah.records import (
     HCPE,
-    TeacherData,
     append_game_index,
     count_games,
-    make_batch,
-    mirror_batch,
     psv_to_hcpe,
     read_game_records,
     read_games,
@@ -25,6 +22,8 @@ from messiah.train.data import (
     read_records,
     split_by_game,
 )
+from messiah.train.batch import mirror, teacher_rows
+from messiah.train.data import TeacherData
 
 
 def test_truncated_file_names_the_file(tmp_path):
@@ -64,7 +63,7 @@ def test_split_is_by_game():
 
 def test_batch_points_at_the_teacher_move():
     records = np.array(read_hcpe(TEACHER)[1000:1200])
-    batch = make_batch(records)
+    batch = teacher_rows(records)
     assert batch.features.shape == (len(records), 36, 11, 9)
     board = cshogi.Board()
     for row, rec in enumerate(records):
@@ -81,17 +80,17 @@ def test_batch_points_at_the_teacher_move():
 def test_mirrored_batch_is_the_batch_of_the_mirrored_positions():
     records = np.array(read_hcpe(TEACHER)[2000:2064])
     rows = np.arange(len(records)) % 3 == 0
-    batch = make_batch(records)
-    mirror_batch(batch, rows)
+    batch = teacher_rows(records)
+    mirror(batch, rows)
     mirrored = records.copy()
     board = cshogi.Board()
     for i in np.flatnonzero(rows):
         board.set_hcp(records[i]["hcp"])
         usi = cshogi.move_to_usi(board.move_from_move16(int(records[i]["bestMove16"])))
-        mirror = mirror_board(board)
-        mirror.to_hcp(mirrored["hcp"][i : i + 1])
-        mirrored["bestMove16"][i] = cshogi.move16(mirror.move_from_usi(mirror_usi(usi)))
-    expected = make_batch(mirrored)
+        image = mirror_board(board)
+        image.to_hcp(mirrored["hcp"][i : i + 1])
+        mirrored["bestMove16"][i] = cshogi.move16(image.move_from_usi(mirror_usi(usi)))
+    expected = teacher_rows(mirrored)
     assert np.array_equal(batch.features, expected.features)
     for i in range(len(records)):
         own, other = batch.legal[i][batch.legal_mask[i]], expected.legal[i][expected.legal_mask[i]]
@@ -419,7 +418,7 @@ def test_a_batch_and_an_evaluation_decode_each_record_once(monkeypatch, tmp_path
 
     records = np.array(read_hcpe(TEACHER)[3000:3100])
     monkeypatch.setattr(cshogi, "Board", CountingBoard)
-    make_batch(records)
+    teacher_rows(records)
     assert calls["n"] == len(records)
     pytest.importorskip("onnxruntime")
     from messiah.tools.evaluate import evaluate_file

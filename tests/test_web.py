@@ -314,3 +314,22 @@ def test_every_error_is_a_json_message(client, monkeypatch):
     answer = app.post("/annotate", json={"game": game})
     assert answer.status_code == 500 and "the evaluator is gone" in answer.get_json()["error"]
     assert app.get("/state").get_json()["annotation"] is None
+
+
+def test_the_page_plays_the_engines_book_and_resigns_by_its_resign_value(evaluator, tmp_path):
+    """One engine everywhere: the web page's engine opens from the BookFile as the USI engine would (the book's
+    only move, at once, its value as the win rate), and resigns a lost position at ResignValue."""
+    book = tmp_path / "book.db"
+    book.write_text("#YANEURAOU-DB2016 1.00\nsfen lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1\n"
+                    "5g5f none 120 20 1\n")
+    server = PlayServer(evaluator, nodes=100, options={"BookFile": str(book), "BookEvalBlackLimit": "-1000"})
+    app = create_app(server).test_client()
+    state = app.post("/new", json={"side": "white", "movetime": 200}).get_json()
+    state = app.post("/reply", json={"game": state["game"]}).get_json()
+    assert state["moves"] == ["1 ☗５六歩(57)"] and state["engine"]["pv"] == "book: 5g5f"
+    assert state["engine"]["winrate"] == pytest.approx(server.engine.scale.to_winrate(120), abs=1e-4)
+    server = PlayServer(evaluator, nodes=100, options={"ResignValue": "1000"})
+    server.game.board.set_sfen("4k4/9/9/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL w - 2")  # messiah, white: a bare king
+    app = create_app(server).test_client()
+    state = app.post("/reply", json={"game": server.game.id}).get_json()
+    assert state["result"] == "messiah resigns: you win"

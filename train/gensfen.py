@@ -7,7 +7,7 @@ hcpe record: the position, the engine's eval for the side to move in centipawns 
 move (cshogi move16) and, once the game is over, the game's result. A random move at ply 16 or later is
 played after the engine has searched (and so recorded) its position, so a game's records are one ply
 apart. Each game's length is appended to the game index beside the file (``OUT.games``, see
-:func:`train.data.read_game_index`), so readers know the games exactly instead of guessing them.
+:func:`messiah.records.read_game_index`), so readers know the games exactly instead of guessing them.
 
 Games end by checkmate, ``bestmove resign``, ``bestmove win`` (an entering-king declaration, a loss if
 the position does not qualify), the first repetition (cshogi's ``is_draw``: a draw, or a win for the
@@ -43,16 +43,16 @@ from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.position import perpetual_check_winner
-from messiah.train.data import (
+from messiah.records import (
     HCPE,
     append_game_index,
     check_hcpe,
     count_games,
     game_index_path,
-    is_legal,
     read_game_index,
     read_records,
 )
+from messiah.records.formats import is_legal
 from messiah.winrate import MAX_CP
 
 DEFAULT_ENGINE = "/usr/games/fairy-stockfish"

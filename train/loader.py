@@ -17,18 +17,13 @@ from __future__ import annotations
 
 import multiprocessing
 from collections.abc import Iterator, Sequence
-from dataclasses import fields
 
 import numpy as np
 import torch
 
-from messiah.train.data import Batch, Records, gather, mirror_batch
-
-
-def batch_tensors(batch: Batch) -> dict[str, torch.Tensor]:
-    """A batch's arrays as CPU tensors sharing their memory (no copy)."""
-    return {f.name: torch.from_numpy(getattr(batch, f.name)) for f in fields(batch)}
-
+from messiah.records import Records
+from messiah.train.batch import mirror
+from messiah.train.data import gather
 
 Packed = tuple[torch.Tensor, list[tuple[str, torch.dtype, tuple[int, ...], int, int]]]
 
@@ -72,8 +67,8 @@ class StepBatches(torch.utils.data.Dataset):
         rows, rng = self._draw(step)
         batch = gather(self.files, rows).batch()
         if self.mirror:
-            mirror_batch(batch, rng.random(len(batch.teacher)) < 0.5)
-        return batch_tensors(batch)
+            mirror(batch, rng.random(len(batch.teacher)) < 0.5)
+        return batch.tensors()
 
 
 class _PackedSteps(torch.utils.data.Dataset):

@@ -18,7 +18,7 @@ ranking does not have to pull Q away from a calibrated win rate. ``zero_embeddin
 at zero (every Q at 0.5) instead of random.
 
 Rows without a teacher eval (floodgate, KIF, CSA without comments) aim the value at their game's
-result instead, and rows with neither train only the ranking term (:func:`value_target`); the log's
+result instead, and rows with neither train only the ranking term (:func:`messiah.train.batch.value_target`); the log's
 ``eval_rows`` and ``result_rows`` say what share of the rows did which.
 
 The loop is deliberately plain: batches built in worker processes (train/loader.py) go to a
@@ -46,12 +46,13 @@ from tqdm import tqdm
 from messiah.config import from_dict, run_changes
 from messiah.errors import DataError, UserError
 from messiah.models.net import AllMovesNet
+from messiah.train.batch import value_loss
 from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
 from messiah.train.data import TeacherData
-from messiah.train.loader import StepBatches, batch_tensors, step_batches
+from messiah.train.loader import StepBatches, step_batches
 from messiah.train.trainer import Process, Trainer, legal_logits, load_checkpoint, setup_process, to_device
 
-__all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train", "value_target"]
+__all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train"]
 
 LOG_FIELDS = ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows", "agreement",
               "top3", "value_mse", "sign_accuracy", "val_rank_loss", "positions_per_s", "data_wait_share"]
@@ -59,16 +60,14 @@ TERMS = LOG_FIELDS[2:8]  # the loss terms a step returns, averaged over the step
 
 
 def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> dict[str, torch.Tensor]:
-    """The loss and its named parts for one batch (the value term averaged over the rows that have a value
-    target); ``eval_rows`` and ``result_rows``, the shares of rows whose value aimed at an eval and at a
-    result alone; and for validation ``z`` (B, M), ``target`` (B,) and ``has_target`` (B,)."""
+    """The loss and its named parts for one batch: the shared value loss (train.batch.value_loss) and the
+    ranking term of ``cfg.loss``; ``eval_rows`` and ``result_rows``, the shares of rows whose value aimed at an
+    eval and at a result alone; and for validation ``z`` (B, M), ``target`` (B,) and ``has_target`` (B,)."""
     z, advantage = legal_logits(model, b)
     mask, teacher = b["legal_mask"], b["teacher"][:, None]
-    z_teacher = z.gather(1, teacher).squeeze(1)
-    target, has_eval, has_target = value_target(b, cfg)
-    weight = has_target.float()
-    value = ((torch.sigmoid(z_teacher) - target) ** 2 * weight).sum() / weight.sum().clamp(min=1)
+    value, target, has_eval, has_target = value_loss(z, b, cfg.scale, cfg.result_mix)
     if cfg.loss == "margin":
+        z_teacher = z.gather(1, teacher).squeeze(1)
         others = mask.clone()
         others.scatter_(1, teacher, False)
         hinge = F.relu(cfg.margin - (z_teacher[:, None] - z)) * others
@@ -82,21 +81,9 @@ def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> di
             "result_rows": (has_target & ~has_eval).float().mean()}
 
 
-def value_target(b: dict[str, torch.Tensor], cfg: TrainConfig) -> tuple[torch.Tensor, ...]:
-    """The value target of each row, and which rows have one: a row with an eval aims at
-    (1-lam) sigmoid(eval/scale) + lam result (the eval alone when its result is unknown); a row without an
-    eval (floodgate, KIF, CSA without comments) aims at its game's result; a row with neither trains only
-    the ranking term. Returns (target, has_eval, has_target)."""
-    has_eval, has_result = b["eval_known"], b["result_known"]
-    from_eval = torch.sigmoid(b["eval_cp"] / cfg.scale)  # messiah.winrate.zero_sum, on tensors
-    mixed = torch.where(has_result, (1 - cfg.result_mix) * from_eval + cfg.result_mix * b["result"], from_eval)
-    target = torch.where(has_eval, mixed, b["result"])
-    return target, has_eval, has_eval | has_result
-
-
 def set_threads(n: int) -> None:
     """Torch's and numba's thread counts both to ``n``. Both run on one OpenMP runtime: after numba's
-    parallel feature kernel (in make_batch) has run with more threads, torch's kernels run with that many
+    parallel feature kernel (in a batch's planes) has run with more threads, torch's kernels run with that many
     too, and on a busy machine their spinning barriers made a step 5x slower."""
     import numba
 
@@ -131,7 +118,7 @@ def validation_batches(data: TeacherData, cfg: TrainConfig, proc: Process) -> li
     """Up to ``val_positions`` held-out positions (a fixed draw), as device batches of 512. ValueError when
     none has a legal teacher move: the data is too small to hold a game out."""
     rows = data.val_index[np.random.default_rng(1).permutation(len(data.val_index))[: cfg.val_positions]]
-    batches = [batch_tensors(data.gather(rows[i : i + 512]).batch()) for i in range(0, len(rows), 512)]
+    batches = [data.gather(rows[i : i + 512]).batch().tensors() for i in range(0, len(rows), 512)]
     batches = [to_device(b, proc.device) for b in batches if len(b["teacher"])]
     if not batches:
         raise DataError(f"{', '.join(map(str, cfg.data))}: the held-out part (the last {cfg.val_fraction:.0%} of "

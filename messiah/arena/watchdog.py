@@ -21,6 +21,8 @@ import sys
 import threading
 import time
 
+from messiah.protocol import parse_go
+
 GRACE_SECONDS = 30.0  # beyond a move's whole clock: a loaded machine or a slow first isready, far short of a hang
 POLL_SECONDS = 0.05
 
@@ -28,23 +30,17 @@ POLL_SECONDS = 0.05
 def move_seconds(go: str) -> float | None:
     """The longest a ``go`` line may think before its clock is spent, in seconds (both sides' main times are
     counted, as the relay does not track whose move it is); None for a search with no clock (ponder,
-    infinite, mate, nodes or depth alone), which is timed only once a ponderhit or stop comes."""
-    words = go.split()
-    if "ponder" in words or "infinite" in words or (len(words) > 1 and words[1] == "mate"):
+    infinite, mate, nodes or depth alone), which is timed only once a ponderhit or stop comes. The line is read
+    as the engine reads it (:func:`messiah.protocol.parse_go`)."""
+    numbers, flags, _ = parse_go(go.split()[1:])
+    if flags & {"ponder", "infinite", "mate"}:
         return None
-    values: dict[str, float] = {}
-    for key, value in zip(words[1:], words[2:], strict=False):
-        try:
-            values[key] = float(value)
-        except ValueError:
-            continue
-    if "movetime" in values:
-        return values["movetime"] / 1000
-    clock = ("btime", "wtime", "byoyomi", "binc", "winc")
-    if not any(k in values for k in clock):
+    if "movetime" in numbers:
+        return numbers["movetime"] / 1000
+    if not numbers.keys() & {"btime", "wtime", "byoyomi", "binc", "winc"}:
         return None
-    main = max(values.get("btime", 0.0), values.get("wtime", 0.0))
-    return (main + values.get("byoyomi", 0.0) + max(values.get("binc", 0.0), values.get("winc", 0.0))) / 1000
+    main = max(numbers.get("btime", 0), numbers.get("wtime", 0))
+    return (main + numbers.get("byoyomi", 0) + max(numbers.get("binc", 0), numbers.get("winc", 0))) / 1000
 
 
 class Relay:

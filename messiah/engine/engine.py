@@ -22,10 +22,13 @@ from typing import Literal
 import cshogi
 
 from messiah.config import setting
-from messiah.engine.options import DEFAULT_MODEL, OPTIONS, UsiError, game_rules, one_line
+from messiah.engine.book import NO_BOOK, Book, BookMove, read_book
+from messiah.engine.options import DEFAULT_MODEL, OPTIONS, book_rules, game_rules
 from messiah.engine.strength import Strength
 from messiah.engine.timeman import Delays, think_time
-from messiah.evaluator import Evaluator
+from messiah.errors import DataError
+from messiah.evaluator import Evaluator, ModelError
+from messiah.protocol import UsiError, one_line
 from messiah.search import SEARCH_NAMES, SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
 from messiah.search.base import InfoCallback
 from messiah.search.mcts import BanditSearch
@@ -82,9 +85,9 @@ def load_evaluator(settings: Settings) -> Evaluator:
     path = None if settings["ModelPath"] == DEFAULT_MODEL else settings["ModelPath"]
     try:
         evaluator = Evaluator(path, threads=1 if root_parallel(settings) else settings["Threads"])
-        evaluator.score(cshogi.Board())  # warm up
-    except Exception as e:  # noqa: BLE001 - ModelError, and what a path can raise (too long, a directory)
+    except (ModelError, OSError) as e:  # what a model file or its path can be wrong with (too long, a directory)
         raise UsiError(f"cannot load the model: {one_line(e)}") from None
+    evaluator.score(cshogi.Board())  # warm up: a failure here is a bug in messiah, and keeps its traceback
     return evaluator
 
 
@@ -133,9 +136,13 @@ def helper_searcher(settings: Settings, processes: int) -> Searcher:
     return build_searcher(one, load_evaluator(one))
 
 
+BOOKS: dict[str, Book | None] = {}  # BookFile -> its book (None: unreadable), read once per name per process
+
+
 class Engine:
     """The engine its option values make: the evaluator (loaded from ModelPath and Threads unless one is
-    given), the searcher, the score scale, and how a ``go`` becomes the search's limits and clock."""
+    given), the searcher, the score scale, the opening book, the Strength level, and how a ``go`` becomes the
+    search's limits and clock, how a search's result becomes the move to play or a resignation."""
 
     def __init__(self, settings: Settings, evaluator: Evaluator | None = None):
         self.settings = dict(settings)
@@ -143,7 +150,37 @@ class Engine:
         self.searcher = build_searcher(self.settings, self.evaluator)
         self.scale = zero_sum(self.settings["ScoreScale"])
         self.strength = Strength(self.settings["Strength"]) if self.settings["Strength"] else None
-        self.rng = random.Random()  # a weakened level's choices: a new game, new moves
+        self.rng = random.Random()  # book moves and a weakened level's choices: a new game, new moves
+        self.book = self._open_book()
+
+    def _open_book(self) -> Book | None:
+        """The BookFile's book when the book is in use (USI_OwnBook, not ConsiderationMode). It is read once per
+        file name (an engine is rebuilt whenever an option changes); what was read, or why it could not be and
+        is not used, is said once (in the searcher's notes, which the USI engine passes on)."""
+        name = self.settings["BookFile"]
+        if name == NO_BOOK or not self.settings["USI_OwnBook"] or self.settings["ConsiderationMode"]:
+            return None
+        if name not in BOOKS:
+            try:
+                BOOKS[name] = read_book(name)
+                self.searcher.notes.append(f"book {one_line(name, 100)}: {len(BOOKS[name]):,} positions")
+            except DataError as e:
+                BOOKS[name] = None
+                self.searcher.notes.append(f"error: {one_line(e)}; playing without a book")
+        return BOOKS[name]
+
+    def book_move(self, board: cshogi.Board) -> tuple[BookMove | None, list[str]]:
+        """The book's move for ``board`` under the Book options (None: search instead) and why moves were
+        dropped, as lines for an info string."""
+        if self.book is None:
+            return None, []
+        return self.book.choose(board, book_rules(self.settings), self.rng)
+
+    def resigns(self, result: SearchResult) -> bool:
+        """Whether to resign rather than play ``result``: its score at or below -ResignValue (never while
+        analysing, in ConsiderationMode)."""
+        return bool(result.bestmove) and not self.settings["ConsiderationMode"] and \
+            self.scale.to_cp(result.winrate) <= -self.settings["ResignValue"]
 
     def close(self) -> None:
         """End the search's helper processes, if it has any (the evaluator stays: it may be shared)."""

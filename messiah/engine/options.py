@@ -4,45 +4,21 @@ registry (:data:`messiah.search.SEARCHERS`), so a new search brings its options 
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 
 from messiah.engine.book import NO_BOOK, BookRules
 from messiah.engine.strength import LEVELS
 from messiah.engine.timeman import GAME_PLY_HORIZON, MIN_MOVES_TO_GO, NETWORK_DELAY2
-from messiah.errors import UserError
+from messiah.protocol import INTEGER, UsiError, parse_int
 from messiah.rules import DEFAULT_ENTERING_KING_RULE, ENTERING_KING_RULES, GameRules
 from messiah.search import DEFAULT_SEARCH, SEARCHERS, Searcher, search_options
 from messiah.search.base import INFO_EVERY
 from messiah.search.timeman import OBVIOUS, UNSTABLE
 from messiah.winrate import MESSIAH_SCALE
 
-
-class UsiError(UserError):
-    """A command or an option value the engine cannot take; the message goes to the GUI as an info string."""
-
-
-# ASCII digits only: str.isdigit() also accepts superscripts and other Unicode digits that int() refuses.
-INTEGER = re.compile(r"[+-]?[0-9]+")
-HUGE = 10**18  # numbers beyond this are clamped (int() of 4,300+ digits raises; so many means no limit)
 DEFAULT_MODEL = "<default>"  # ModelPath of the shipped model
 NO_LOG = "<empty>"  # WriteDebugLog's "no log", as YaneuraOu declares an empty string option
-
-
-def parse_int(text: str, what: str) -> int:
-    """The integer ``text`` stands for, clamped to +-HUGE; UsiError naming ``what`` otherwise."""
-    if not INTEGER.fullmatch(text):
-        raise UsiError(f"{what} must be a whole number, got {text[:40]!r}")
-    digits = text.lstrip("+-")
-    value = HUGE if len(digits) > 18 else min(HUGE, int(digits))
-    return -value if text.startswith("-") else value
-
-
-def one_line(text: object, limit: int = 300) -> str:
-    """``text`` as one line of at most ``limit`` characters: what an info string can carry."""
-    words = " ".join(str(text).split())
-    return words if len(words) <= limit else words[:limit] + "..."
 
 
 @dataclass

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import sys
 import threading
 import time
@@ -23,14 +22,13 @@ from typing import TextIO
 import cshogi
 
 from messiah import __version__
-from messiah.engine.book import NO_BOOK, Book, read_book
 from messiah.engine.engine import Engine, load_evaluator
 from messiah.engine.mate import solve_mate
-from messiah.engine.options import INTEGER, NO_LOG, OPTIONS, UsiError, book_rules, one_line, parse_int
+from messiah.engine.options import NO_LOG, OPTIONS
 from messiah.engine.timeman import TimeBudget, think_time
-from messiah.errors import DataError
 from messiah.evaluator import Evaluator
 from messiah.position import PositionError, parse_position
+from messiah.protocol import UsiError, one_line, parse_go, parse_int
 from messiah.search import Clock, Limits, Searcher
 
 ENGINE_NAME = f"messiah {__version__}"
@@ -61,9 +59,6 @@ class UsiEngine:
         self._infinite = False  # go infinite: bestmove waits for stop, whatever other limit ended the search
         self._limits = Limits()  # the running go's request
         self._clock: Clock | None = None  # and its clock, which ponderhit sets
-        self.book: Book | None = None  # the BookFile's book, read at isready (or the first go)
-        self._book_file: str | None = None  # the BookFile that book was read from (or failed to be)
-        self._rng = random.Random()  # book moves are drawn at random, a new game a new line
         self._log: TextIO | None = None  # WriteDebugLog's file
         self._log_start = time.perf_counter()
 
@@ -184,23 +179,10 @@ class UsiEngine:
             self.write(f"info string {one_line(note)}")
         engine.searcher.notes.clear()
 
-    def _load_book(self) -> Book | None:
-        """The BookFile's book, read once per file name; a book that cannot be read is said once and not used."""
-        name = self.options["BookFile"]
-        if name != self._book_file:
-            self._book_file, self.book = name, None
-            if name != NO_BOOK:
-                try:
-                    self.book = read_book(name)
-                    self.write(f"info string book {one_line(name, 100)}: {len(self.book):,} positions")
-                except DataError as e:
-                    self.write(f"info string error: {one_line(e)}; playing without a book")
-        return self.book
-
     def cmd_isready(self, args: list[str]) -> None:
         """Load what the options name, then readyok whatever happened: a GUI or match runner waits for it
         (cshogi.cli for ever), so a failure is said in an info string first, never instead."""
-        for step in () if self._searching() else (self._load, self._load_book):
+        for step in () if self._searching() else (self._load,):
             try:
                 step()
             except UsiError as e:
@@ -243,7 +225,7 @@ class UsiEngine:
             self.write(f"info string error: {e}")
             self._reply("bestmove resign")
             return
-        if not (self._pondering or self._infinite) and self._book_move(board):
+        if not (self._pondering or self._infinite) and self._book_move(engine, board):
             return
         budget = engine.budget(go, board)
         endless = self._infinite or self._pondering  # the clock starts at ponderhit, or never
@@ -255,15 +237,10 @@ class UsiEngine:
                                    budget if self._pondering else None)
         self._start(self._search, engine, board, limits, self._clock)
 
-    def _book_move(self, board: cshogi.Board) -> bool:
+    def _book_move(self, engine: Engine, board: cshogi.Board) -> bool:
         """Play a book move at once if the book has one for ``board`` under the Book options: its info line
         (pv last, as USI wants) and bestmove with its ponder move. False: search instead."""
-        if not self.options["USI_OwnBook"] or self.options["ConsiderationMode"]:
-            return False
-        book = self._load_book()
-        if book is None:
-            return False
-        move, notes = book.choose(board, book_rules(self.options), self._rng)
+        move, notes = engine.book_move(board)
         for note in notes:
             self.write(f"info string {note}")
         if move is None:
@@ -309,9 +286,8 @@ class UsiEngine:
                 reply = f"bestmove {cshogi.move_to_usi(declaration)}"
             elif not board.is_game_over():
                 result = engine.searcher.search(board, limits, lambda r: self._info(engine, r), clock)
-                resigns = engine.scale.to_cp(result.winrate) <= -engine.settings["ResignValue"]
                 move, value = engine.choose(board, result)
-                if result.bestmove and resigns and not engine.settings["ConsiderationMode"]:
+                if engine.resigns(result):
                     reply = "bestmove resign"
                 elif move != result.bestmove:  # a Strength level's choice: its line is the move alone
                     self.write(f"info depth 1 score cp {engine.scale.to_cp(value)} pv {cshogi.move_to_usi(move)}")
@@ -386,47 +362,6 @@ class UsiEngine:
             self._stop.set()
             self._thread.join()
             self._thread = None
-
-
-GO_NUMBERS = ("btime", "wtime", "byoyomi", "binc", "winc", "nodes", "depth", "movetime")
-
-
-def parse_go(args: list[str]) -> tuple[dict[str, int], set[str], list[str]]:
-    """go's numeric arguments, its flags (infinite, ponder, mate) and the words it ignored.
-
-    USI says unknown words are ignored, and a GUI waits for the bestmove whatever it sent, so nothing here
-    refuses a go: a limit without a usable number (``byoyomi`` at the end, ``nodes -5``, ``depth ²``) is
-    ignored and named. Negative clock times are read as 0. ``mate`` takes milliseconds or ``infinite``."""
-    numbers: dict[str, int] = {}
-    flags: set[str] = set()
-    ignored: list[str] = []
-    i = 0
-    while i < len(args):
-        word = args[i]
-        value = args[i + 1] if i + 1 < len(args) else None
-        if word == "mate":
-            flags.add("mate")
-            if value is not None and INTEGER.fullmatch(value):
-                numbers["mate"] = parse_int(value, "go mate")
-                i += 1
-            elif value == "infinite":
-                i += 1
-        elif word in GO_NUMBERS:
-            if value is None or not INTEGER.fullmatch(value):
-                ignored.append(word)
-            else:
-                number = parse_int(value, word)
-                if word in ("nodes", "depth") and number < 1:
-                    ignored.append(f"{word} {value}")
-                else:
-                    numbers[word] = max(0, number)
-                i += 1
-        elif word in ("infinite", "ponder"):
-            flags.add(word)
-        else:
-            ignored.append(one_line(word, 20))
-        i += 1
-    return numbers, flags, ignored
 
 
 def _lines(stream) -> Iterator[str]:

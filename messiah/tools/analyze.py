@@ -128,11 +128,3 @@ def analyze_position(position: str, search: str | None = None, nodes: int | None
     board = read_position(position)
     engine = Engine.from_options(overrides(options, Search=search, ModelPath=model, Threads=threads))
     return analysis(engine, board, nodes, movetime, depth)
-
-
-def analyze(position: str, search: str | None = None, nodes: int | None = None, movetime: int | None = None,
-            depth: int | None = None, model: str | None = None, threads: int | None = None,
-            options: Mapping[str, str] | None = None) -> dict:
-    """The search result and all legal moves with Q (best first) for ``position``: an sfen, or a USI
-    position string (``startpos moves ...`` / ``sfen ... moves ...``)."""
-    return analyze_position(position, search, nodes, movetime, depth, model, threads, options).to_dict()

@@ -88,13 +88,13 @@ def _files(paths: list[str]) -> list[Path]:
 def _games(path: Path) -> list[tuple[np.ndarray, int]]:
     """The games of a data file as (hcpe rows, ply of the first row): games from the start position, whose
     plies are known (self-play records carry theirs). Games that start elsewhere without a ply are skipped."""
-    from messiah.train.data import read_records
+    from messiah.records import read_records
 
     records = read_records(path)
     rows = records[slice(None)]
     plies = None
     if path.suffix == ".selfplay":
-        from messiah.train.rl.records import read_selfplay
+        from messiah.records.selfplay import read_selfplay
 
         plies = np.asarray(read_selfplay(path)["ply"])
     starts = records.game_starts

@@ -43,7 +43,7 @@ def evaluate_file(model: str | None, path: str, limit: int = EvaluateConfig.limi
     move 0, are skipped, as training skips them). value_mse compares the position's value, max Q, with
     sigmoid(eval / scale) over the positions that carry an eval, and is None when none does."""
     curve = zero_sum(scale)  # the training targets' curve
-    from messiah.train.data import decode, read_records
+    from messiah.records import decode, read_records
 
     records = read_records(path)
     total = min(limit, len(records)) if limit else len(records)

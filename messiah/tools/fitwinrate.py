@@ -97,7 +97,7 @@ def samples_from_csa(paths: list[str | os.PathLike], player: str | None = None) 
 
 def samples_from_hcpe(paths: list[str | os.PathLike]) -> Samples:
     """(cp, win) for the records' evals and results."""
-    from messiah.train.data import read_hcpe
+    from messiah.records import read_hcpe
 
     cps, wins, game_of, dropped_draws = [], [], [], 0
     for number, path in enumerate(paths):

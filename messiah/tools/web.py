@@ -405,7 +405,19 @@ class PlayServer:
         if self.engine.searcher.rules.declaration(board) == 0:  # under the engine's EnteringKingRule
             self._finish("messiah declares an entering-king win", "%KACHI", "win")
             return
+        book, _ = self.engine.book_move(board)
+        if book is not None:  # the engine's book, as a GUI's engine plays it: at once, with the book's value
+            value = self.engine.scale.to_winrate(book.value)
+            game.engine = {"winrate": round(value, 4), "mate": None, "pv": f"book: {book.move}", "depth": book.depth,
+                           "nodes": 0}
+            black = value if board.turn == cshogi.BLACK else 1 - value
+            game.winrates.append((len(board.history) + 1, round(black, 4)))
+            self._push(board.move_from_usi(book.move))
+            return
         result = self.engine.search(board, **self._limits())
+        if self.engine.resigns(result):  # ResignValue, as the USI engine resigns
+            self._finish("messiah resigns: you win", "%TORYO", "resign")
+            return
         pv, replay = [], board.copy()
         for move in result.pv:
             pv.append(_kif(replay, move))

@@ -27,7 +27,6 @@ import time
 from functools import partial
 from pathlib import Path
 
-import cshogi
 import numpy as np
 import torch
 import torch.nn.functional as F
@@ -35,14 +34,17 @@ from torch import nn
 
 from messiah.errors import UserError
 from messiah.evaluator import default_model_path
-from messiah.features import PositionArrays, mirror_planes, planes
+from messiah.features import planes
 from messiah.models.config import NetConfig
 from messiah.models.from_onnx import net_from_onnx
 from messiah.models.net import AllMovesNet
-from messiah.moves import legal_move_indices, mirror_indices, pad_indices
-from messiah.train.data import TeacherData, gather, read_records
+from messiah.moves import pad_indices
+from messiah.records import read_records
+from messiah.records.decode import positions
+from messiah.records.selfplay import FINAL, SELFPLAY, read_games, tree_file
+from messiah.train.batch import Batch, concat, mirror, selfplay_rows, value_loss
+from messiah.train.data import TeacherData, gather
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
-from messiah.train.rl.records import FINAL, SELFPLAY, read_games, tree_file
 from messiah.train.rl.targets import window_targets
 from messiah.train.trainer import Trainer, legal_logits, load_checkpoint, setup_process, to_device
 
@@ -68,83 +70,33 @@ def initial_net(cfg: RLConfig) -> AllMovesNet:
     return net
 
 
-# --------------------------------------------------------------------------- batches
+# --------------------------------------------------------------------------- batches and losses
 
-def positions(records: np.ndarray) -> tuple[PositionArrays, list[tuple[np.ndarray, np.ndarray]]]:
-    """Every record's position as arrays, with its legal moves (in legal_move_indices order)."""
-    arrays = PositionArrays.empty(len(records))
-    board = cshogi.Board()
-    legal = []
-    for i, hcp in enumerate(np.asarray(records["hcp"])):
-        board.set_hcp(hcp)
-        arrays.set(i, board)
-        legal.append(legal_move_indices(board))
-    return arrays, legal
+def teacher_batch(data: TeacherData, rows: np.ndarray) -> Batch:
+    """Teacher rows: the value target on the teacher's move (its eval as a win rate, or the game's result where
+    there is no eval), the ranking target the teacher's move, no dense values."""
+    return data.gather(rows).batch()
 
 
-def selfplay_batch(records: np.ndarray, targets: np.ndarray) -> dict[str, np.ndarray]:
-    """A training batch of self-play rows (rows with a move) and their lambda-returns."""
-    arrays, legal = positions(records)
-    padded, mask = pad_indices([idx for _, idx in legal])
-    width = padded.shape[1]
-    dense = np.asarray(records["values"][:, :width], np.float32).copy()
-    dense[~mask] = np.nan
-    return {"features": planes(arrays), "legal": padded, "legal_mask": mask,
-            "teacher": np.asarray(records["best"], np.int64), "played": np.asarray(records["played"], np.int64),
-            "target": targets.astype(np.float32), "has_target": np.isfinite(targets),
-            "dense": dense, "result": np.full(len(records), 0.5, np.float32),
-            "result_known": np.zeros(len(records), bool)}
-
-
-def teacher_batch(data: TeacherData, rows: np.ndarray, scale: float) -> dict[str, np.ndarray]:
-    """Teacher rows as the same batch: the value target on the teacher's move (its eval as a win rate, or
-    the game's result where there is no eval), the ranking target the teacher's move, no dense values."""
-    b = data.gather(rows).batch()
-    from_eval = 1.0 / (1.0 + np.exp(-b.eval_cp / scale))
-    target = np.where(b.eval_known, from_eval, np.where(b.result_known, b.result, np.nan)).astype(np.float32)
-    return {"features": b.features, "legal": b.legal, "legal_mask": b.legal_mask, "teacher": b.teacher,
-            "played": b.teacher, "target": target, "has_target": np.isfinite(target),
-            "dense": np.full(b.legal.shape, np.nan, np.float32), "result": b.result, "result_known": b.result_known}
-
-
-def concat_batches(parts: list[dict[str, np.ndarray]]) -> dict[str, np.ndarray]:
-    """Rows of several batches in one, move lists padded to the widest."""
-    parts = [p for p in parts if len(p["features"])]
-    width = max(p["legal"].shape[1] for p in parts)
-    pads = {"legal": 0, "legal_mask": False, "dense": np.nan}
-    out = {}
-    for key in parts[0]:
-        arrays = [np.pad(p[key], ((0, 0), (0, width - p[key].shape[1])), constant_values=pads[key]) if key in pads
-                  else p[key] for p in parts]
-        out[key] = np.concatenate(arrays)
-    return out
-
-
-def mirror(batch: dict[str, np.ndarray], rows: np.ndarray) -> None:
-    """Left-right mirror the positions ``rows`` (a bool mask) in place; every per-move slot keeps its place."""
-    batch["features"][rows] = mirror_planes(batch["features"][rows])
-    batch["legal"][rows] = np.where(batch["legal_mask"][rows], mirror_indices(batch["legal"][rows]), 0)
-
-
-def tensors(batch: dict[str, np.ndarray], device: torch.device) -> dict[str, torch.Tensor]:
-    out = {k: torch.from_numpy(np.ascontiguousarray(v)) for k, v in batch.items()}
-    out["target"] = out["target"].nan_to_num(0.5)
-    return to_device(out, device)
+def tensors(batch: Batch, device: torch.device) -> dict[str, torch.Tensor]:
+    return to_device(batch.tensors(), device)
 
 
 def rl_losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: RLConfig) -> dict[str, torch.Tensor]:
-    """The loss and its parts (see the module docstring); for validation also ``z``, ``target``, ``has_target``."""
+    """The loss and its parts (see the module docstring): the shared value loss (train.batch.value_loss), the
+    ranking term and the dense term; for validation also ``z``, ``target``, ``has_target``."""
     z, _ = legal_logits(model, b)
     mask = b["legal_mask"]
-    z_played = z.gather(1, b["played"][:, None]).squeeze(1)
-    weight = b["has_target"].float()
-    value = ((torch.sigmoid(z_played) - b["target"]) ** 2 * weight).sum() / weight.sum().clamp(min=1)
+    value, target, _, has_target = value_loss(z, b, cfg.scale)
     rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"])
-    known = torch.isfinite(b["dense"]) & mask
-    dense = ((torch.sigmoid(z) - b["dense"].nan_to_num(0.5)) ** 2 * known).sum() / known.sum().clamp(min=1)
+    if "dense" in b:
+        known = torch.isfinite(b["dense"]) & mask
+        dense = ((torch.sigmoid(z) - b["dense"].nan_to_num(0.5)) ** 2 * known).sum() / known.sum().clamp(min=1)
+    else:  # teacher rows alone (validation)
+        dense = value.new_zeros(())
     loss = value + (cfg.rank_weight * rank if cfg.loss == "rank" else 0.0) + cfg.dense_weight * dense
-    return {"loss": loss, "value_loss": value, "rank_loss": rank, "dense_loss": dense, "z": z, "target": b["target"],
-            "has_target": b["has_target"]}
+    return {"loss": loss, "value_loss": value, "rank_loss": rank, "dense_loss": dense, "z": z, "target": target,
+            "has_target": has_target}
 
 
 # --------------------------------------------------------------------------- the replay window
@@ -246,8 +198,8 @@ class Learner:
         return sets
 
     def _batches(self, data: TeacherData, rows: np.ndarray) -> list[dict[str, torch.Tensor]]:
-        out = [teacher_batch(data, rows[i : i + 512], self.cfg.scale) for i in range(0, len(rows), 512)]
-        return [tensors(b, self.proc.device) for b in out if len(b["features"])]
+        out = [teacher_batch(data, rows[i : i + 512]) for i in range(0, len(rows), 512)]
+        return [tensors(b, self.proc.device) for b in out if len(b)]
 
     @property
     def steps_done(self) -> int:
@@ -316,17 +268,17 @@ class Learner:
         n_tree = min(n_selfplay, round(self.cfg.batch_size * self.cfg.tree_fraction)) if window.tree_size else 0
         if n_selfplay > n_tree and len(window.trainable):
             rows = np.sort(window.trainable[rng.integers(0, len(window.trainable), n_selfplay - n_tree)])
-            parts.append(selfplay_batch(window.records(rows), window.targets[rows]))
+            parts.append(selfplay_rows(window.records(rows), window.targets[rows]))
         if n_tree and len(window.trainable):
             rows = np.sort(rng.integers(0, window.tree_size, n_tree))
-            parts.append(selfplay_batch(window.tree_records(rows), np.full(n_tree, np.nan, np.float32)))
+            parts.append(selfplay_rows(window.tree_records(rows), np.full(n_tree, np.nan, np.float32)))
         for data, n in mix:
             if n:
                 rows = data.train_index[rng.integers(0, len(data.train_index), n)]
-                parts.append(teacher_batch(data, rows, self.cfg.scale))
-        batch = concat_batches(parts)
+                parts.append(teacher_batch(data, rows))
+        batch = concat(parts)
         if self.cfg.mirror:
-            mirror(batch, rng.random(len(batch["features"])) < 0.5)
+            mirror(batch, rng.random(len(batch)) < 0.5)
         return tensors(batch, self.proc.device)
 
     def train(self, window: Window, until: int, bar=None) -> dict[str, float]:
@@ -395,12 +347,3 @@ class _Files:
 def selfplay_files(out: Path, upto: int) -> list[Path]:
     """The generation files 1..upto that exist, oldest first."""
     return [p for g in range(1, upto + 1) if (p := out / "selfplay" / f"g{g:04d}.selfplay").exists()]
-
-
-def readable(path: Path) -> bool:
-    """Whether ``messiah evaluate`` and the other readers open this self-play file."""
-    try:
-        read_records(path)
-    except ValueError:
-        return False
-    return True

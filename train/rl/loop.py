@@ -13,7 +13,7 @@ A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
    reference, so that the log's gains never chain on lucky gates;
 5. the generation's figures go to ``gens/gNNNN.json``; ``log.csv`` and ``log.png`` are rebuilt from them.
 
-Every phase is resumable: ``state.json`` names the generation and the phase reached; self-play resumes from
+Every phase is resumable: ``state.json`` (:class:`RunState`) names the generation reached; self-play resumes from
 the games in its file (the game index is exact, a half-written game is cut off), the learner from
 ``learner.pt`` (written every ``checkpoint_every`` steps with the target network), the candidate is
 re-exported, a gate without its ``result.json`` is replayed. So a kill -9 loses at most the games being
@@ -30,7 +30,7 @@ import os
 import shutil
 import sys
 import time
-from dataclasses import asdict
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -41,9 +41,7 @@ from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
 from messiah.files import atomic_path
 from messiah.paths import SHARED_DATA
-from messiah.train.gensfen import next_result
-from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
-from messiah.train.rl.records import (
+from messiah.records.selfplay import (
     END_TRUNCATED,
     ENDINGS,
     SELFPLAY,
@@ -53,6 +51,8 @@ from messiah.train.rl.records import (
     read_games,
     tree_file,
 )
+from messiah.train.gensfen import next_result
+from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
 GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
@@ -350,11 +350,26 @@ def verify(cfg: RLConfig, generation: int, candidate: Path) -> dict:
 
 # --------------------------------------------------------------------------- the loop
 
-def _state(out: Path) -> dict:
-    path = out / "state.json"
-    if path.exists():
-        return json.loads(path.read_text())
-    return {"generation": 1, "phase": "selfplay", "best_generation": 0}
+@dataclass
+class RunState:
+    """Where a run stands between generations (state.json): the generation to play next, the best model's
+    generation, and with --rollback the best verified [generation, Elo]. Written after each generation, so a
+    killed run repeats at most the generation it was in."""
+
+    generation: int = 1
+    best_generation: int = 0
+    verified: list = field(default_factory=lambda: [0, 0.0])
+
+    @classmethod
+    def load(cls, out: Path) -> RunState:
+        path = out / "state.json"
+        if not path.exists():
+            return cls()
+        saved = json.loads(path.read_text())
+        return cls(saved["generation"], saved["best_generation"], saved.get("verified", [0, 0.0]))
+
+    def save(self, out: Path) -> None:
+        _write_json(out / "state.json", asdict(self))
 
 
 def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
@@ -393,21 +408,14 @@ def missing_data(cfg: RLConfig) -> list[str]:
 
 
 def run(cfg: RLConfig) -> Path:
-    """Run (or continue) the loop up to ``cfg.generations``; the best model's path."""
+    """Run (or continue) the loop up to ``cfg.generations``; the best model's path. Each generation: self-play
+    with the best model, learning on the window, the candidate judged (gate, verification), promoted or rolled
+    back, its figures written."""
     out = Path(cfg.out)
-    out.mkdir(parents=True, exist_ok=True)
-    saved = load_config(out)
-    if saved is not None:
-        changes = run_changes(saved, cfg)
-        if changes:
-            raise UserError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
-                             "own settings (see its config.json), or start a new run in another --out")
-    save_config(cfg)
-    for line in missing_data(cfg):
-        print(f"messiah rl: {line}", file=sys.stderr)
-    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    _start(cfg, out)
+    from messiah.train.rl.learner import Learner, initial_net
 
-    state = _state(out)
+    state = RunState.load(out)
     net = None
 
     def net_fn():
@@ -418,65 +426,93 @@ def run(cfg: RLConfig) -> Path:
     _initial_model(cfg, out, net_fn)
     best = out / "models" / "best.onnx"
     if not best.exists():
-        shutil.copyfile(out / "models" / f"g{state['best_generation']:04d}.onnx", best)
+        shutil.copyfile(out / "models" / f"g{state.best_generation:04d}.onnx", best)
     learner = None
-    while state["generation"] <= cfg.generations:
-        g = state["generation"]
+    while state.generation <= cfg.generations:
+        g = state.generation
         gen_start = time.perf_counter()
-        figures = {"generation": g}
-        figures.update(selfplay(cfg, g, best))
+        figures = {"generation": g, **selfplay(cfg, g, best)}
         if learner is None:
             learner = Learner(cfg, net_fn())
             learner.load()
-        until = g * cfg.steps
-        learn_start = time.perf_counter()
-        window = Window(selfplay_files(out, g), cfg.window)
-        targets_start = time.perf_counter()
-        if learner.steps_done < until:
-            if not cfg.target_every and learner.target_step < (g - 1) * cfg.steps:
-                learner.refresh_target(window)  # once per generation, at its start
-            else:  # the saved target net (a resumed generation, or --target-every)
-                window.compute_targets(learner.values, cfg)
-        targets_s = time.perf_counter() - targets_start
-        bar = tqdm(total=cfg.steps, initial=max(0, learner.steps_done - (g - 1) * cfg.steps),
-                   desc=f"g{g} learn", unit="step", file=sys.stderr, disable=not cfg.progress)
-        figures.update(learner.train(window, until, bar))
-        figures["target_refresh_s"] += targets_s
-        bar.close()
-        figures.update(window=len(window), tree_window=window.tree_size,
-                       target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
-                       learn_s=time.perf_counter() - learn_start, **learner.validate())
+        figures.update(_learn(cfg, out, g, learner))
         candidate = out / "models" / f"g{g:04d}.onnx"
         if not candidate.exists():  # written atomically after the last step; after a rollback it is not the learner's
             learner.export(candidate, g)
-        if cfg.gate:
-            figures.update(gate(cfg, g, candidate, best))
-        else:
-            figures["promoted"] = 1
+        figures.update(gate(cfg, g, candidate, best) if cfg.gate else {"promoted": 1})
         if cfg.verify_every and g % cfg.verify_every == 0:
             figures.update(verify(cfg, g, candidate))
-        if figures["promoted"]:
-            _copy_atomic(candidate, best)
-            state["best_generation"] = g
-        back = None
-        if cfg.rollback and "verify_elo" in figures:
-            state["verified"], back = rollback_target(state.get("verified", [0, 0.0]), g, figures)
-            figures["verified_generation"] = state["verified"][0]
-            if back is not None:
-                figures["rolled_back_to"] = state["best_generation"] = back
-        figures["best_generation"] = state["best_generation"]
+        back = _promote_or_roll_back(cfg, state, g, candidate, best, figures)
+        figures["best_generation"] = state.best_generation
         figures["generation_s"] = time.perf_counter() - gen_start
         (out / "gens").mkdir(exist_ok=True)
         _write_json(out / "gens" / f"g{g:04d}.json", figures)
         if back is not None:  # a kill before state.json replays this tail: both steps are idempotent
             _copy_atomic(out / "models" / f"g{back:04d}.onnx", best)
             learner.restart_from(best)
-        state = {**state, "generation": g + 1}
-        _write_json(out / "state.json", state)
+        state.generation = g + 1
+        state.save(out)
         write_log(out)
     if (out / "gens").exists():
         write_log(out)  # also after a kill between a generation's end and its log
     return best
+
+
+def _start(cfg: RLConfig, out: Path) -> None:
+    """The run's folder with its configuration; UserError when continuing would change the run; what the run
+    goes without said on stderr."""
+    out.mkdir(parents=True, exist_ok=True)
+    saved = load_config(out)
+    if saved is not None:
+        changes = run_changes(saved, cfg)
+        if changes:
+            raise UserError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
+                             "own settings (see its config.json), or start a new run in another --out")
+    save_config(cfg)
+    for line in missing_data(cfg):
+        print(f"messiah rl: {line}", file=sys.stderr)
+
+
+def _learn(cfg: RLConfig, out: Path, generation: int, learner) -> dict:
+    """Generation ``generation``'s learning: the window of the newest self-play, its targets (the target net
+    refreshed once a generation unless --target-every), the steps up to the generation's share; the figures."""
+    from messiah.train.rl.learner import Window, selfplay_files
+
+    until = generation * cfg.steps
+    learn_start = time.perf_counter()
+    window = Window(selfplay_files(out, generation), cfg.window)
+    targets_start = time.perf_counter()
+    if learner.steps_done < until:
+        if not cfg.target_every and learner.target_step < (generation - 1) * cfg.steps:
+            learner.refresh_target(window)  # once per generation, at its start
+        else:  # the saved target net (a resumed generation, or --target-every)
+            window.compute_targets(learner.values, cfg)
+    targets_s = time.perf_counter() - targets_start
+    bar = tqdm(total=cfg.steps, initial=max(0, learner.steps_done - (generation - 1) * cfg.steps),
+               desc=f"g{generation} learn", unit="step", file=sys.stderr, disable=not cfg.progress)
+    figures = learner.train(window, until, bar)
+    figures["target_refresh_s"] += targets_s
+    bar.close()
+    figures.update(window=len(window), tree_window=window.tree_size,
+                   target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
+                   learn_s=time.perf_counter() - learn_start, **learner.validate())
+    return figures
+
+
+def _promote_or_roll_back(cfg: RLConfig, state: RunState, generation: int, candidate: Path, best: Path,
+                          figures: dict) -> int | None:
+    """A promoted candidate becomes the best model; with --rollback, a verified candidate clearly below the
+    best verified one sends the run back to that one: its generation (None: go on)."""
+    if figures["promoted"]:
+        _copy_atomic(candidate, best)
+        state.best_generation = generation
+    if not (cfg.rollback and "verify_elo" in figures):
+        return None
+    state.verified, back = rollback_target(state.verified, generation, figures)
+    figures["verified_generation"] = state.verified[0]
+    if back is not None:
+        figures["rolled_back_to"] = state.best_generation = back
+    return back
 
 
 def write_log(out: Path) -> Path:

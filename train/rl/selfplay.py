@@ -29,12 +29,9 @@ import cshogi
 import numpy as np
 
 from messiah.engine.engine import Engine
-from messiah.evaluator import Evaluator
+from messiah.evaluator import Evaluator, softmax_weights
 from messiah.moves import legal_move_indices
-from messiah.search import Limits, Searcher
-from messiah.search.base import REPETITION_LOOKBACK
-from messiah.train.rl.config import RLConfig
-from messiah.train.rl.records import (
+from messiah.records.selfplay import (
     END_DECLARATION,
     END_MATED,
     END_PROVEN_MATE,
@@ -48,6 +45,9 @@ from messiah.train.rl.records import (
     SELFPLAY,
     TREE,
 )
+from messiah.search import Limits, Searcher
+from messiah.search.base import REPETITION_LOOKBACK
+from messiah.train.rl.config import RLConfig
 from messiah.winrate import zero_sum
 
 RESIGN_STREAK = 2  # a side resigns after this many of its moves in a row below the threshold
@@ -309,8 +309,7 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
         if proven:
             slot = best
         elif moved < cfg.explore_plies:
-            z = (values - values.max()) / cfg.tau
-            p = np.exp(z)
+            p = softmax_weights(values, cfg.tau)
             slot = int(rng.choice(len(moves), p=p / p.sum()))
         elif rng.random() < cfg.epsilon:
             slot = int(rng.integers(len(moves)))

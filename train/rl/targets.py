@@ -21,9 +21,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from messiah.train.rl.records import END_TRUNCATED, FINAL, PROVEN
-
-BLACK_WIN, WHITE_WIN = 1, 2  # hcpe gameResult
+from messiah.records.formats import result_for_side_to_move
+from messiah.records.selfplay import END_TRUNCATED, FINAL, PROVEN
 
 
 def flip(x: float | np.ndarray, gamma: float) -> float | np.ndarray:
@@ -53,15 +52,6 @@ def side_to_move(hcp: np.ndarray) -> np.ndarray:
     return (np.asarray(hcp)[:, 0] & 1).astype(np.int8)
 
 
-def result_for(game_result: int, turn: int) -> float:
-    """1 / 0.5 / 0 for the side ``turn`` from an hcpe gameResult."""
-    if game_result == BLACK_WIN:
-        return 1.0 if turn == 0 else 0.0
-    if game_result == WHITE_WIN:
-        return 1.0 if turn == 1 else 0.0
-    return 0.5
-
-
 def game_targets(records: np.ndarray, values: np.ndarray, lam: float, gamma: float, watkins: bool) -> np.ndarray:
     """The lambda-return of every row of one game's records (NaN for a final row, which has no move).
     ``values`` are V of each row's position for its side to move (from the target network); rows flagged
@@ -81,7 +71,7 @@ def game_targets(records: np.ndarray, values: np.ndarray, lam: float, gamma: flo
         last = flip(float(values[final[-1]]), gamma)
     else:
         turn = int(side_to_move(np.asarray(records["hcp"][last_row : last_row + 1]))[0])
-        last = result_for(int(records["gameResult"][last_row]), turn)
+        last = float(result_for_side_to_move(records["gameResult"][last_row : last_row + 1], turn)[0])
     out[moved] = lambda_returns(values[moved], (flags[moved] & 1).astype(bool), last, lam, gamma, watkins)
     return out
 

@@ -17,15 +17,8 @@ import cshogi
 import numpy as np
 
 from messiah.errors import DataError
-from messiah.train.data import (
-    CHECKED_RECORDS,
-    GAME_INDEX_DTYPE,
-    HCPE_FIELDS,
-    append_game_index,
-    check_hcpe,
-    check_size,
-    game_index_path,
-)
+from messiah.records.files import GAME_INDEX_DTYPE, append_game_index, game_index_path
+from messiah.records.formats import CHECKED_RECORDS, HCPE_FIELDS, check_hcpe, check_size
 
 __all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_games", "read_selfplay",
            "tree_file"]

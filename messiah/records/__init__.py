@@ -1,0 +1,40 @@
+"""The records layer: every data format messiah reads or writes, in the core so that tools which train
+nothing (``evaluate``, ``book``, ``fit-winrate``) read data without the training code.
+
+- :mod:`~messiah.records.formats`: hcpe, YaneuraOu PackedSfenValue, CSA, KIF and jsonl, each read as cshogi
+  hcpe records (cshogi's dtypes and parsers);
+- :mod:`~messiah.records.files`: a file of any format as one indexable :class:`Records`, its game index
+  (``NAME.games``) and the split into games;
+- :mod:`~messiah.records.selfplay`: the self-play record format that ``messiah rl`` writes;
+- :mod:`~messiah.records.decode`: records decoded once into position arrays, legal moves and the teacher's move.
+"""
+
+from messiah.records.decode import Decoded, decode
+from messiah.records.files import (
+    GAME_INDEX_SUFFIX,
+    Records,
+    append_game_index,
+    count_games,
+    follows,
+    game_index_path,
+    read_game_index,
+    read_records,
+    split_by_game,
+)
+from messiah.records.formats import (
+    HCPE,
+    PSV,
+    SUFFIXES,
+    GameRecords,
+    check_hcpe,
+    psv_to_hcpe,
+    read_game_records,
+    read_games,
+    read_hcpe,
+    read_jsonl,
+    read_psv,
+)
+
+__all__ = ["GAME_INDEX_SUFFIX", "HCPE", "PSV", "SUFFIXES", "Decoded", "GameRecords", "Records", "append_game_index",
+           "check_hcpe", "count_games", "decode", "follows", "game_index_path", "psv_to_hcpe", "read_game_index",
+           "read_game_records", "read_games", "read_hcpe", "read_jsonl", "read_psv", "read_records", "split_by_game"]
