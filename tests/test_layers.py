@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 PLAY = """
 import json, sys
 import cshogi
@@ -144,3 +146,12 @@ def test_the_rl_actors_need_no_torch():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout.splitlines()[-1]) == []
+
+
+def test_the_package_list_holds_every_package_folder():
+    """pyproject's explicit package list is what a wheel (pip install ., not -e) carries: a new subpackage left
+    out of it imports in a checkout and fails in every installed copy."""
+    tomllib = pytest.importorskip("tomllib", reason="tomllib is Python 3.11's")
+    listed = set(tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"]["packages"])
+    folders = {module for module, path in project_modules().items() if path.name == "__init__.py"}
+    assert folders == listed, (sorted(folders - listed), sorted(listed - folders))

@@ -472,8 +472,9 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     batch = learner.batch(window, 0)
     assert len(batch["features"]) == 16
     # 12 self-play rows, of which 4 (0.25 of the batch) are tree rows, then 4 teacher rows (0.25)
-    assert batch["has_target"][:8].all()  # the games' positions: their lambda-return
-    assert not batch["has_target"][8:12].any()  # tree rows: no return, only their move values and choice
+    _, _, has_target = value_target(batch, cfg.scale)
+    assert has_target[:8].all()  # the games' positions: their lambda-return
+    assert not has_target[8:12].any()  # tree rows: no return, only their move values and choice
     assert (~torch.isnan(batch["dense"][8:12])).any(1).all() and torch.isnan(batch["dense"][12:]).all()
 
 
