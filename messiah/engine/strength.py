@@ -5,8 +5,9 @@ game. Where each level stands, in games against fairy-stockfish's Skill Levels, 
 
 The choice: every legal move has the network's value for it (a win rate: its move score, what the searches
 start from), and the search's best move is put level with the network's favourite, so that it stays among the
-likeliest choices whatever the network thought of it before searching. A move whose value is within ``CANDIDATES`` temperatures of the
-top is drawn with probability proportional to exp((value - top) / temperature); a proven win is always played.
+likeliest choices whatever the network thought of it before searching. A move whose value is within
+``CANDIDATES`` temperatures of the top is drawn with probability proportional to exp((value - top) /
+temperature); a proven win is always played.
 """
 
 from __future__ import annotations

@@ -257,7 +257,8 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
 
 def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndarray, GameStats]:
     """Play one self-play game; its records (in order, then its TreeStrap rows, flagged TREE) and what it
-    cost."""
+    cost. Each move: the game's end by the rules (:func:`game_over`), the search, a proven loss or a
+    resignation, the move to play (:func:`choose_slot`), the row."""
     rng = np.random.default_rng(spec.seed)
     board = start_position(spec, cfg, rng)
     searcher.new_game()
@@ -270,24 +271,14 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
     winner: int | None = None  # 0 black, 1 white, None draw / truncated
     while True:
         turn = board.turn
-        if board.is_game_over():
-            stats.end, winner = END_MATED, 1 - turn
-            break
-        if board.is_nyugyoku():
-            stats.end, winner = END_DECLARATION, turn
-            break
-        if moved:
-            repetition = board.is_draw(REPETITION_LOOKBACK)
-            if repetition in REPETITION_RESULT:
-                wins = REPETITION_RESULT[repetition]
-                stats.end, winner = END_REPETITION, None if wins is None else (turn if wins else 1 - turn)
-                break
-        if board.move_number > cfg.max_ply:
-            stats.end = END_TRUNCATED
-            q = searcher.cache.get(board).q
-            row = _row(board, spec, q, float(q.max()), cfg.scale)
-            row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
-            rows.append(row)
+        ended = game_over(board, moved, cfg)
+        if ended is not None:
+            stats.end, winner = ended
+            if stats.end == END_TRUNCATED:  # the final position, kept so that its value can be bootstrapped
+                q = searcher.cache.get(board).q
+                row = _row(board, spec, q, float(q.max()), cfg.scale)
+                row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
+                rows.append(row)
             break
         result = searcher.search(board, Limits(visits=cfg.nodes))
         stats.nodes += result.nodes
@@ -306,15 +297,7 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
                 break
             if stats.would_resign < 0:
                 stats.would_resign = turn
-        if proven:
-            slot = best
-        elif moved < cfg.explore_plies:
-            p = softmax_weights(values, cfg.tau)
-            slot = int(rng.choice(len(moves), p=p / p.sum()))
-        elif rng.random() < cfg.epsilon:
-            slot = int(rng.integers(len(moves)))
-        else:
-            slot = best
+        slot = choose_slot(values, best, proven, moved, cfg, rng)
         row = _row(board, spec, values, value, cfg.scale)
         row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(moves[slot])), best, slot
         row["flags"] = (EXPLORATORY if slot != best else 0) | (PROVEN if proven else 0)
@@ -326,18 +309,58 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
         if proven:
             stats.end, winner = END_PROVEN_MATE, turn
             break
-    out = np.array(rows, SELFPLAY) if rows else np.zeros(0, SELFPLAY)
-    out["end"] = stats.end
-    out["gameResult"] = 0 if winner is None else (1 if winner == cshogi.BLACK else 2)
-    if tree and len(out):  # after the game's rows, flagged: the driver files them apart (records.tree_file)
-        tree_out = np.array(tree, SELFPLAY)
-        tree_out["end"] = stats.end  # gameResult stays 0: the game never reached these positions
-        out = np.concatenate([out, tree_out])
+    out = game_records(rows, tree, stats.end, winner)
     stats.tree_rows = len(out) - len(rows)
     stats.plies, stats.winner = moved, -1 if winner is None else winner
     stats.seconds = time.perf_counter() - start
     stats.forward_seconds, stats.forwards = evaluator.seconds - seconds0, evaluator.calls - calls0
     return out, stats
+
+
+def game_over(board: cshogi.Board, moved: int, cfg: RLConfig) -> tuple[int, int | None] | None:
+    """How the game ends before the side to move searches, as (END_*, winner: 0 black, 1 white, None for a draw
+    or a truncation), or None: mated, an entering-king declaration, a repetition (after the game's first move:
+    the opening's own history does not count), the maximum ply passed."""
+    turn = board.turn
+    if board.is_game_over():
+        return END_MATED, 1 - turn
+    if board.is_nyugyoku():
+        return END_DECLARATION, turn
+    if moved:
+        repetition = board.is_draw(REPETITION_LOOKBACK)
+        if repetition in REPETITION_RESULT:
+            wins = REPETITION_RESULT[repetition]
+            return END_REPETITION, None if wins is None else (turn if wins else 1 - turn)
+    if board.move_number > cfg.max_ply:
+        return END_TRUNCATED, None
+    return None
+
+
+def choose_slot(values: np.ndarray, best: int, proven: bool, moved: int, cfg: RLConfig,
+                rng: np.random.Generator) -> int:
+    """The slot of the move to play: a proven win's move; in the first ``explore_plies`` plies a draw from
+    softmax(values / tau); after them a uniformly random move with chance ``epsilon``; else the search's best."""
+    if proven:
+        return best
+    if moved < cfg.explore_plies:
+        p = softmax_weights(values, cfg.tau)
+        return int(rng.choice(len(values), p=p / p.sum()))
+    if rng.random() < cfg.epsilon:
+        return int(rng.integers(len(values)))
+    return best
+
+
+def game_records(rows: list[np.ndarray], tree: list[np.ndarray], end: int, winner: int | None) -> np.ndarray:
+    """A game's records: its rows in order with its ending and result, then its TreeStrap rows (flagged, the
+    driver files them apart: records.selfplay.tree_file), which keep gameResult 0 (the game never reached them)."""
+    out = np.array(rows, SELFPLAY) if rows else np.zeros(0, SELFPLAY)
+    out["end"] = end
+    out["gameResult"] = 0 if winner is None else (1 if winner == cshogi.BLACK else 2)
+    if tree and len(out):
+        tree_out = np.array(tree, SELFPLAY)
+        tree_out["end"] = end
+        out = np.concatenate([out, tree_out])
+    return out
 
 
 class Actor:
