@@ -150,24 +150,19 @@ def test_bad_engines_and_files_are_reported(tmp_path):
         gensfen(GensfenConfig(tmp_path / "a.hcpe", depth=1, positions=1, openings=bad))
 
 
-def _exit_with_three():
+def _exit_with_three(results, stop):
     raise SystemExit(3)
 
 
-def test_next_result_names_the_exit_codes_when_every_worker_has_died():
-    """The shared wait of gensfen and the self-play actors: a message is returned; silence with every worker
+def test_the_pool_names_the_exit_codes_when_every_worker_has_died():
+    """The shared pool of gensfen and the self-play actors: a message is returned; silence with every worker
     dead is an error naming their exit codes, not a wait for ever."""
-    import multiprocessing as mp
-
     from messiah.arena.client import EngineError
-    from messiah.train.gensfen import next_result
+    from messiah.train.pool import WorkerPool
 
-    ctx = mp.get_context("spawn")
-    results = ctx.Queue()
-    proc = ctx.Process(target=_exit_with_three)
-    proc.start()
-    proc.join()
-    results.put(("done", 1, 2))
-    assert next_result(results, [proc], EngineError, "every worker has exited", "gensfen") == ("done", 1, 2)
-    with pytest.raises(EngineError, match=r"every worker has exited \(exit codes \[3\]"):
-        next_result(results, [proc], EngineError, "every worker has exited", "gensfen")
+    with WorkerPool(_exit_with_three, [()], EngineError, "every worker has exited", "gensfen") as pool:
+        pool.procs[0].join()
+        pool.results.put(("done", 1, 2))
+        assert pool.next() == ("done", 1, 2)
+        with pytest.raises(EngineError, match=r"every worker has exited \(exit codes \[3\]"):
+            pool.next()

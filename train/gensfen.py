@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import multiprocessing as mp
 import os
-import queue as queue_module
 import signal
 import sys
 import time
@@ -53,6 +52,7 @@ from messiah.records import (
     read_records,
 )
 from messiah.records.formats import is_legal
+from messiah.train.pool import WorkerPool
 from messiah.winrate import MAX_CP
 
 DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
@@ -343,74 +343,47 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
         shares = [[opening_list[j] for j in order[i::workers]] or opening_list for i in range(workers)]
     else:
         shares = [None] * workers
-    ctx = mp.get_context("spawn")  # no fork: the parent may hold numba's OpenMP pool or tqdm's thread
-    results, stop = ctx.Queue(), ctx.Event()
-    procs = [ctx.Process(target=_worker, args=(i, settings, shares[i], seeds[i], results, stop), daemon=True)
-             for i in range(workers)]
     target, unit = (positions, "pos") if positions is not None else (games, "game")
     start = time.perf_counter()
     bar = tqdm(total=target, initial=counts["positions"] if unit == "pos" else counts["games"] or 0,
                desc="gensfen", unit=unit, file=sys.stderr, disable=not progress, smoothing=0.1)
-    for p in procs:
-        p.start()
     try:
-        fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
-        try:
-            while not done():
-                message = next_result(results, procs, EngineError, "every worker has exited", "gensfen")
-                if message is None:
-                    continue
-                kind, payload, reason = message
-                if kind == "error":
-                    raise EngineError(payload)
-                n = len(payload) // HCPE.itemsize
-                if n == 0:
-                    continue  # a game over before its first recorded ply
-                _write_all(fd, payload)  # one write per game: the file only ever grows by whole games
-                os.fsync(fd)
-                append_game_index(path, [n])
-                counts["positions"] += n
-                counts["new_positions"] += n
-                counts["new_games"] += 1
-                if counts["games"] is not None:
-                    counts["games"] += 1
-                counts["endings"][reason] += 1
-                bar.update(n if unit == "pos" else 1)
-        finally:
-            os.close(fd)
+        with WorkerPool(_worker, [(i, settings, shares[i], seeds[i]) for i in range(workers)], EngineError,
+                        "every worker has exited", "gensfen") as pool:
+            _collect(pool, path, counts, done, bar, unit)
     except KeyboardInterrupt:
         print("gensfen: interrupted; every finished game is saved", file=sys.stderr)
     finally:
-        stop.set()
         bar.close()
-        _shutdown(procs, results)
     counts["seconds"] = time.perf_counter() - start
     counts["endings"] = dict(counts["endings"])
     return counts
 
 
-def next_result(results: mp.Queue, procs: list, error: type[Exception], what: str, call: str):
-    """The next message from worker processes, or None after a second without one; raises ``error`` when every
-    worker has exited without a word (spawned workers die at once when the caller's script lacks a main guard)."""
+def _collect(pool: WorkerPool, path: Path, counts: dict, done: Callable[[], bool], bar, unit: str) -> None:
+    """Write the workers' games to ``path`` as they come, each in one write with its game index entry (the file
+    only ever grows by whole games), until ``done()``."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
     try:
-        return results.get(timeout=1.0)
-    except queue_module.Empty:
-        if not any(p.is_alive() for p in procs):
-            codes = [p.exitcode for p in procs]
-            raise error(f"{what} (exit codes {codes}; from a script, call {call} under "
-                        "`if __name__ == '__main__':`)") from None
-        return None
-
-def _shutdown(procs: list, results: mp.Queue, timeout: float = 30.0) -> None:
-    """Wait for the workers to finish their current search and quit their engines, draining the queue
-    (a worker blocks at exit until its queued games are read); terminate the ones that take too long."""
-    deadline = time.monotonic() + timeout
-    while any(p.is_alive() for p in procs) and time.monotonic() < deadline:
-        try:
-            results.get(timeout=0.1)
-        except queue_module.Empty:
-            pass
-    for p in procs:
-        if p.is_alive():
-            p.terminate()
-        p.join()
+        while not done():
+            message = pool.next()
+            if message is None:
+                continue
+            kind, payload, reason = message
+            if kind == "error":
+                raise EngineError(payload)
+            n = len(payload) // HCPE.itemsize
+            if n == 0:
+                continue  # a game over before its first recorded ply
+            _write_all(fd, payload)
+            os.fsync(fd)
+            append_game_index(path, [n])
+            counts["positions"] += n
+            counts["new_positions"] += n
+            counts["new_games"] += 1
+            if counts["games"] is not None:
+                counts["games"] += 1
+            counts["endings"][reason] += 1
+            bar.update(n if unit == "pos" else 1)
+    finally:
+        os.close(fd)

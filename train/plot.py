@@ -4,6 +4,7 @@ Four panels against the step: the training losses with the validation ranking lo
 agreement and top-3, validation sign accuracy and value MSE (right axis), and throughput with the share
 of step time spent waiting for data (right). Several logs on one figure compare runs (the first log names
 the output unless ``--out`` is given); ``--table`` prints the last validation figures of each as a markdown table.
+:func:`plot_rl_log` draws a self-play run's log.csv (one row a generation) the same way.
 """
 
 from __future__ import annotations
@@ -78,6 +79,67 @@ def plot_logs(paths: list[str | os.PathLike], out: str | os.PathLike | None = No
 
 
 TABLE_COLUMNS = ("agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss")
+
+
+def plot_rl_log(path: Path) -> Path:
+    """log.png: Elo of each candidate against the best (95% interval) and the promoted models' sum; game
+    length; the shares of games truncated and of false resignations; the losses; held-out agreement."""
+    import matplotlib
+    import numpy as np
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    log = read_log(path)
+    gens = log.get("generation", [])
+    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
+
+    def line(ax, key, label=None, **kw):
+        if key in log and len(log[key]) == len(gens):
+            ax.plot(gens, log[key], marker="o", label=label or key, **kw)
+
+    ax = axes[0, 0]
+    if all(k in log and len(log[k]) == len(gens) for k in ("elo", "elo_low", "elo_high")):
+        elo, low, high = (np.clip(np.array(log[k]), -800, 800) for k in ("elo", "elo_low", "elo_high"))
+        ax.errorbar(gens, elo, yerr=[elo - low, high - elo], fmt="o", capsize=3, label="candidate vs best")
+    line(ax, "total_elo", "sum over promotions")
+    with open(path, newline="") as f:  # verifications and rollbacks: only some generations' rows
+        rows = list(csv.DictReader(f))
+    verified = np.array([[float(r[k]) for k in ("generation", "verify_elo", "verify_elo_low", "verify_elo_high")]
+                         for r in rows if r.get("verify_elo") not in (None, "", "nan")])
+    if len(verified):
+        elo, low, high = (np.clip(verified[:, k], -800, 800) for k in (1, 2, 3))
+        ax.errorbar(verified[:, 0], elo, yerr=[elo - low, high - elo], fmt="s", capsize=3,
+                    label="candidate vs the start (fixed)")
+    for k, g in enumerate(float(r["generation"]) for r in rows if r.get("rolled_back_to")):
+        ax.axvline(g, color="tab:red", ls="--", lw=0.8, label=None if k else "rolled back")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_title("Elo (95% interval)")
+    line(axes[0, 1], "mean_plies", "mean game length (plies)")
+    axes[0, 1].set_title("game length")
+    for key in ("truncated_share", "false_resign_rate", "resign_share", "mate_share"):
+        line(axes[0, 2], key)
+    axes[0, 2].set_title("shares of games")
+    for key in ("loss", "value_loss", "rank_loss", "dense_loss"):
+        line(axes[1, 0], key)
+    axes[1, 0].set_title("learner loss")
+    for key in ("teacher_agreement", "floodgate_agreement"):
+        line(axes[1, 1], key)
+    axes[1, 1].set_title("held-out agreement")
+    for key in ("selfplay_positions_per_s", "learner_positions_per_s"):
+        line(axes[1, 2], key)
+    axes[1, 2].set_title("throughput (positions/s)")
+    for ax in axes.flat:
+        ax.set_xlabel("generation")
+        ax.grid(alpha=0.3)
+        if ax.get_legend_handles_labels()[0]:  # not for the zero line alone
+            ax.legend(fontsize=7)
+    fig.tight_layout()
+    out = path.with_suffix(".png")
+    with atomic_path(out, ".tmp.png") as tmp:
+        fig.savefig(tmp, dpi=80)
+    plt.close(fig)
+    return out
 
 
 def table(paths: list[str | os.PathLike]) -> str:

@@ -25,7 +25,6 @@ from __future__ import annotations
 import csv
 import json
 import math
-import multiprocessing as mp
 import os
 import shutil
 import sys
@@ -51,7 +50,7 @@ from messiah.records.selfplay import (
     read_games,
     tree_file,
 )
-from messiah.train.gensfen import next_result
+from messiah.train.pool import WorkerPool
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
@@ -179,16 +178,11 @@ def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> No
         actor = Actor(str(model), cfg)  # tests: no process to start
         actor.play(todo, write)
         return
-    ctx = mp.get_context("spawn")
-    results, stop = ctx.Queue(), ctx.Event()
-    procs = [ctx.Process(target=actor_process, args=(str(model), cfg, todo[i::n], results, stop), daemon=True)
-             for i in range(n)]
-    for p in procs:
-        p.start()
     finished = 0
-    try:
+    with WorkerPool(actor_process, [(str(model), cfg, todo[i::n]) for i in range(n)], RuntimeError,
+                    "every actor has exited", "it") as pool:
         while finished < n:
-            message = next_result(results, procs, RuntimeError, "every actor has exited", "it")
+            message = pool.next()
             if message is None:
                 continue
             kind, game, rows, stats = message
@@ -198,12 +192,6 @@ def _local_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> No
                 finished += 1
                 continue
             write(game, rows, stats)
-    finally:
-        stop.set()
-        for p in procs:
-            p.join(timeout=10)
-            if p.is_alive():
-                p.kill()
 
 
 def _ray_actors(cfg: RLConfig, model: Path, todo: list[GameSpec], write) -> None:
@@ -531,69 +519,9 @@ def write_log(out: Path) -> Path:
         writer.writeheader()
         writer.writerows(rows)
     try:
-        plot_log(path)
+        from messiah.train.plot import plot_rl_log
+
+        plot_rl_log(path)
     except ImportError:  # matplotlib is optional: the CSV is the record
         pass
     return path
-
-
-def plot_log(path: Path) -> Path:
-    """log.png: Elo of each candidate against the best (95% interval) and the promoted models' sum; game
-    length; the shares of games truncated and of false resignations; the losses; held-out agreement."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    from messiah.train.plot import read_log
-
-    log = read_log(path)
-    gens = log.get("generation", [])
-    fig, axes = plt.subplots(2, 3, figsize=(14, 7))
-
-    def line(ax, key, label=None, **kw):
-        if key in log and len(log[key]) == len(gens):
-            ax.plot(gens, log[key], marker="o", label=label or key, **kw)
-
-    ax = axes[0, 0]
-    if all(k in log and len(log[k]) == len(gens) for k in ("elo", "elo_low", "elo_high")):
-        elo, low, high = (np.clip(np.array(log[k]), -800, 800) for k in ("elo", "elo_low", "elo_high"))
-        ax.errorbar(gens, elo, yerr=[elo - low, high - elo], fmt="o", capsize=3, label="candidate vs best")
-    line(ax, "total_elo", "sum over promotions")
-    with open(path, newline="") as f:  # verifications and rollbacks: only some generations' rows
-        rows = list(csv.DictReader(f))
-    verified = np.array([[float(r[k]) for k in ("generation", "verify_elo", "verify_elo_low", "verify_elo_high")]
-                         for r in rows if r.get("verify_elo") not in (None, "", "nan")])
-    if len(verified):
-        elo, low, high = (np.clip(verified[:, k], -800, 800) for k in (1, 2, 3))
-        ax.errorbar(verified[:, 0], elo, yerr=[elo - low, high - elo], fmt="s", capsize=3,
-                    label="candidate vs the start (fixed)")
-    for k, g in enumerate(float(r["generation"]) for r in rows if r.get("rolled_back_to")):
-        ax.axvline(g, color="tab:red", ls="--", lw=0.8, label=None if k else "rolled back")
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.set_title("Elo (95% interval)")
-    line(axes[0, 1], "mean_plies", "mean game length (plies)")
-    axes[0, 1].set_title("game length")
-    for key in ("truncated_share", "false_resign_rate", "resign_share", "mate_share"):
-        line(axes[0, 2], key)
-    axes[0, 2].set_title("shares of games")
-    for key in ("loss", "value_loss", "rank_loss", "dense_loss"):
-        line(axes[1, 0], key)
-    axes[1, 0].set_title("learner loss")
-    for key in ("teacher_agreement", "floodgate_agreement"):
-        line(axes[1, 1], key)
-    axes[1, 1].set_title("held-out agreement")
-    for key in ("selfplay_positions_per_s", "learner_positions_per_s"):
-        line(axes[1, 2], key)
-    axes[1, 2].set_title("throughput (positions/s)")
-    for ax in axes.flat:
-        ax.set_xlabel("generation")
-        ax.grid(alpha=0.3)
-        if ax.get_legend_handles_labels()[0]:  # not for the zero line alone
-            ax.legend(fontsize=7)
-    fig.tight_layout()
-    out = path.with_suffix(".png")
-    with atomic_path(out, ".tmp.png") as tmp:
-        fig.savefig(tmp, dpi=80)
-    plt.close(fig)
-    return out
