@@ -5,8 +5,9 @@ the three replies, and checks that an illegal click is refused on the page. It r
 from the server's /state only to choose its moves and to check the replies with cshogi. Then it checks
 what the page shows of the game: the move list, a point of the win-rate graph per reply, the move-score
 picture beside the board (in a 1400-pixel window), the KIF and CSA links (read back with cshogi's parsers),
-and, after resigning, the annotation. Screenshots of the refusal (refused.png), of the game with the picture
-(play.png) and of the annotation (annotated.png) are left in the test's temp directory. Without Chromium,
+and, after resigning, the annotation. The engine's opening book answers the first move. Screenshots of the book
+move (book.png), the refusal (refused.png), the game with the picture (play.png) and the annotation
+(annotated.png) are left in the test's temp directory. Without Chromium,
 chromedriver or selenium the test skips, except in CI (CI=true), where .ci/run installs them and a skip
 would hide a broken page.
 """
@@ -30,12 +31,21 @@ CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 CHROMEDRIVER = shutil.which("chromedriver")
 
 
+# The engine's book answers the test's first move (1g1f, the first legal move by name): the page plays it at once.
+BOOK = """#YANEURAOU-DB2016 1.00
+sfen lnsgkgsnl/1r5b1/ppppppppp/9/9/8P/PPPPPPPP1/1B5R1/LNSGKGSNL w - 2
+3c3d none 0 20 1
+"""
+
+
 @pytest.fixture(scope="module")
-def url():
+def url(tmp_path_factory):
     from werkzeug.serving import make_server
 
+    book = tmp_path_factory.mktemp("book") / "book.db"
+    book.write_text(BOOK)
     # A node budget keeps the replies short and independent of the machine's speed.
-    app = create_app(PlayServer(Evaluator(threads=1), nodes=300))
+    app = create_app(PlayServer(Evaluator(threads=1), nodes=300, options={"BookFile": str(book)}))
     http = make_server("127.0.0.1", 0, app, threaded=True)
     thread = threading.Thread(target=http.serve_forever, daemon=True)
     thread.start()
@@ -104,6 +114,10 @@ def test_play_three_moves_and_refuse_an_illegal_click(url, browser, tmp_path):
         moves += [move, replies[0]]
         assert "win rate" in browser.find_element("id", "engine").text
         assert browser.find_element("id", "pv").text.startswith("PV ")
+        if played == 2:  # the first reply is the engine's book move, as a GUI's engine would play it
+            assert cshogi.move_to_usi(replies[0]) == "3c3d"
+            assert browser.find_element("id", "pv").text == "PV book: 3c3d"
+            assert browser.save_screenshot(str(tmp_path / "book.png"))
 
     # An illegal click: a piece, then a square it cannot reach.
     state = _state(url)
