@@ -427,8 +427,10 @@ def fuzz_line(rng: random.Random, sfens: list[str]) -> bytes:
         line = "go " + " ".join(rng.choice(WORDS[19:31] + NUMBERS) for _ in range(rng.randint(0, 6)))
     elif shape < 0.4:
         name = rng.choice(["MultiPV", "Threads", "USI_Hash", "NetworkDelay2", "ResignValue", "Search", "ModelPath",
-                           "USI_Ponder", "Nope"])
-        value = rng.choice(NUMBERS + ["ucb1", "puct", "alphabeta", "true", "<default>", "x" * 300])
+                           "USI_Ponder", "Nope", "EnteringKingRule", "DrawValueBlack", "Strength", "DepthLimit",
+                           "ConsiderationMode", "MinimumThinkingTime", "PvInterval"])
+        value = rng.choice(NUMBERS + ["ucb1", "puct", "alphabeta", "true", "<default>", "x" * 300, "TryRule",
+                                      "NoEnteringKing"])
         if name == "ModelPath" and rng.random() < 0.8:
             value = "<default>"  # a broken model makes every go resign: keep most searches real
         line = f"setoption name {name} value {value}"
@@ -469,7 +471,9 @@ def run_fuzz(seed: int, count: int, sfens: list[str]) -> tuple[int, list[str], s
     for _ in range(count):
         lines.append(fuzz_line(rng, sfens))
         lines.append(b"stop\n")
-    lines += [b"setoption name ModelPath value <default>\n", b"setoption name MultiPV value 1\n", b"isready\n",
+    # The fuzz may have left any option set: a ResignValue near 0 resigns a level position (the score is zero-sum).
+    lines += [b"setoption name ModelPath value <default>\n", b"setoption name MultiPV value 1\n",
+              b"setoption name ResignValue value 99999\n", b"setoption name DepthLimit value 0\n", b"isready\n",
               b"position startpos moves 7g7f\n", b"go nodes 30\n", b"quit\n"]
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     proc = subprocess.Popen([MESSIAH_USI], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
