@@ -115,12 +115,13 @@ class GameRules:
         """How the side to move wins at once by the entering-king rule: 0 for a declaration (USI's ``bestmove
         win``), the king's move under the try rule, None when it cannot."""
         rule = self.entering_king
+        law = CSHOGI_LAW.get(rule)
+        if law is not None:  # the usual rules first: this runs at every leaf of a search
+            return 0 if board.is_nyugyoku(law) else None
         if rule == "NoEnteringKing":
             return None
         if rule == "TryRule":
             return try_move(board) or None
-        if rule in CSHOGI_LAW:
-            return 0 if board.is_nyugyoku(CSHOGI_LAW[rule]) else None
         if not in_camp(board.king_square(board.turn), board.turn):  # most positions: no need to count
             return None
         points = declaration_points(board)
@@ -129,8 +130,10 @@ class GameRules:
     def tried(self, board: cshogi.Board) -> bool:
         """Whether the game ended with the last move under the try rule: the side that moved stands on its try
         square (the side to move has lost)."""
+        if self.entering_king != "TryRule":
+            return False
         them = cshogi.opponent(board.turn)
-        return self.entering_king == "TryRule" and board.king_square(them) == TRY_SQUARE[them]
+        return board.king_square(them) == TRY_SQUARE[them]
 
     def draw_value(self, board: cshogi.Board, ply: int) -> float:
         """A draw's value for the side to move of ``board``, ``ply`` plies from the root, where the engine is to

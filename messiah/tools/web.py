@@ -410,9 +410,7 @@ class PlayServer:
             value = self.engine.scale.to_winrate(book.value)
             game.engine = {"winrate": round(value, 4), "mate": None, "pv": f"book: {book.move}", "depth": book.depth,
                            "nodes": 0}
-            black = value if board.turn == cshogi.BLACK else 1 - value
-            game.winrates.append((len(board.history) + 1, round(black, 4)))
-            self._push(board.move_from_usi(book.move))
+            self._play(board.move_from_usi(book.move), value)
             return
         result = self.engine.search(board, **self._limits())
         if self.engine.resigns(result):  # ResignValue, as the USI engine resigns
@@ -424,10 +422,14 @@ class PlayServer:
             replay.push(move)
         game.engine = {"winrate": round(result.winrate, 4), "mate": result.mate, "pv": " ".join(pv),
                        "depth": result.depth, "nodes": result.nodes}
-        # GUIs draw an engine's value at the move it chose; the search's is the side to move's, messiah's.
-        move, value = self.engine.choose(board, result)  # at a Strength level, maybe another move than the best
+        self._play(*self.engine.choose(board, result))  # at a Strength level, maybe another move than the best
+
+    def _play(self, move: int, value: float) -> None:
+        """Play messiah's ``move``, worth ``value`` to it, and note black's win rate at it: GUIs draw an engine's
+        value at the move it chose."""
+        board = self.game.board
         black = value if board.turn == cshogi.BLACK else 1 - value
-        game.winrates.append((len(board.history) + 1, round(black, 4)))
+        self.game.winrates.append((len(board.history) + 1, round(black, 4)))
         self._push(move)
 
     def _push(self, move: int) -> None:
