@@ -300,6 +300,38 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
         run(tiny(tmp_path, generations=2, lam=0.5))
 
 
+def test_gates_and_verifications_without_an_opening_file_play_random_openings(tmp_path, monkeypatch):
+    """With --openings '' a gate or a verification draws its openings as self-play does (--random-plies random
+    moves), one per pair, from its own seed: the bare start position at a fixed node count would replay the
+    same two games in every pair (a run's 100-game verifications read 100-0 and 50-50)."""
+    from pathlib import Path
+
+    from messiah.arena import match, stats
+    from messiah.train.rl import loop
+
+    played = []
+    monkeypatch.setattr(match, "play_match", lambda cfg, progress: played.append(cfg) or (("a", "b"), []))
+    monkeypatch.setattr(stats, "summarize", lambda games, sprt: {"games": len(games)})
+    cfg = tiny(tmp_path, openings="", random_plies=6)
+    for name, seed in (("v1", 7), ("v2", 7), ("v3", 8)):
+        loop.play_models(cfg, tmp_path / name, Path("c.onnx"), Path("r.onnx"), 100, seed)
+    files = [Path(m.openings) for m in played]
+    assert [f.parent.name for f in files] == ["v1", "v2", "v3"]
+    lines = files[0].read_text().splitlines()
+    assert len(lines) == 50 and len(set(lines)) >= 45
+    for line in lines:
+        board = cshogi.Board()
+        words = line.split()
+        assert words[:2] == ["startpos", "moves"] and len(words) == 2 + 6
+        for move in words[2:]:
+            assert board.is_legal(board.move_from_usi(move))
+            board.push_usi(move)
+    assert files[1].read_text() == files[0].read_text() and files[2].read_text() != files[0].read_text()
+    # with an opening file the match draws from it, as before
+    loop.play_models(tiny(tmp_path), tmp_path / "v4", Path("c.onnx"), Path("r.onnx"), 4, 7)
+    assert played[-1].openings == str(OPENINGS)
+
+
 def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monkeypatch):
     """An installed package finds the shared data only through $MESSIAH_DATA: each share or figure the defaults
     would silently drop is named, and a run with its data says nothing."""

@@ -286,17 +286,32 @@ def play_models(cfg: RLConfig, out: Path, candidate: Path, reference: Path, game
         return json.loads(result.read_text())
     if out.exists():
         shutil.rmtree(out)
+    out.mkdir(parents=True)
     start = time.perf_counter()
     common = {"NodesLimit": str(cfg.gate_nodes), "Threads": "1", "Search": cfg.search}
     match = MatchConfig(opponent=messiah_command(), engine=messiah_command(),
                         options={**common, "ModelPath": str(candidate.resolve())},
                         opponent_options={**common, "ModelPath": str(reference.resolve())}, games=games,
-                        jobs=cfg.gate_jobs or actor_count(cfg), byoyomi=GATE_BYOYOMI, openings=cfg.openings or None,
-                        seed=seed, out=str(out), sprt=sprt)
+                        jobs=cfg.gate_jobs or actor_count(cfg), byoyomi=GATE_BYOYOMI,
+                        openings=match_openings(cfg, out, games, seed), seed=seed, out=str(out), sprt=sprt)
     _, played = play_match(match, progress=cfg.progress)
     figures = {**summarize(played, sprt), "seconds": time.perf_counter() - start}
     _write_json(result, figures)
     return figures
+
+
+def match_openings(cfg: RLConfig, out: Path, games: int, seed: int) -> str:
+    """The openings of a gate or a verification: the run's opening file, or without one (``--openings ''``) as
+    many openings of ``--random-plies`` random moves as the match has pairs, drawn from its seed and written to
+    ``out/openings.sfen``. Never the bare start position: at a fixed node count both colourings of it replay the
+    same two games, so every pair scores the same (a 100-game verification read 100-0 or 50-50)."""
+    if cfg.openings:
+        return cfg.openings
+    from messiah.arena.match import random_openings
+
+    path = out / "openings.sfen"
+    path.write_text("\n".join(random_openings((games + 1) // 2, seed, cfg.random_plies)) + "\n")
+    return str(path)
 
 
 def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
