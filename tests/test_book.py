@@ -160,6 +160,20 @@ def test_no_book_move_without_usi_own_book_nor_in_consideration_mode(book_file, 
     assert out[-1].startswith("bestmove") and "nodes" in out[-2]
 
 
+def test_an_analysis_names_the_engines_book_move_and_still_searches(book_file):
+    """One engine everywhere: analyze opens the BookFile as the USI engine does and names the move it would
+    play from it (BookEvalDiff 0: the best-valued one), beside the search, which still runs; out of the book,
+    or with the book off, it names none."""
+    from messiah.tools.analyze import analyze_position
+
+    book = {"BookFile": str(book_file), "BookEvalDiff": "0"}
+    analysis = analyze_position("startpos", nodes=50, options=book)
+    assert analysis.to_dict()["book"] == "7g7f" and analysis.result.nodes >= 50
+    assert analyze_position("startpos moves 1g1f", nodes=50, options=book).to_dict()["book"] is None
+    assert analyze_position("startpos", nodes=50, options={**book, "USI_OwnBook": "false"}).book is None
+    assert analyze_position("startpos", nodes=50).to_dict()["book"] is None
+
+
 def test_an_unreadable_book_is_said_once_and_the_engine_plays_on(tmp_path):
     out: list[str] = []
     e = UsiEngine(out.append)

@@ -1,7 +1,9 @@
 """`messiah analyze`: search one position and list every legal move with its Q, as text, JSON or a picture.
 
 The search is the USI engine's (messiah.engine.engine), with its options: what analyze shows is what the engine
-plays."""
+plays. Where the engine has a book in use (BookFile, USI_OwnBook) and the book holds the position, the analysis
+names the move the engine would play from it at once, and still shows the search, as a GUI's analysis would
+want; it never resigns (an analysis has no game to give up)."""
 
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ import cshogi
 import numpy as np
 
 from messiah.config import at_least, setting
+from messiah.engine.book import BookMove
 from messiah.engine.engine import Engine, EngineChoice, overrides
 from messiah.errors import UserError
 from messiah.evaluator import Evaluator, MoveScores
@@ -61,12 +64,14 @@ def read_position(position: str) -> cshogi.Board:
 
 @dataclass
 class Analysis:
-    """One position searched: its board, every legal move's Q from one forward pass, and the search."""
+    """One position searched: its board, every legal move's Q from one forward pass, the search, and the
+    engine's book move for the position (None: no book in use, or the position is not in it)."""
 
     board: cshogi.Board
     search: str
     scores: MoveScores
     result: SearchResult
+    book: BookMove | None = None
 
     def picture(self, flip: bool = False) -> MovePicture:
         """The move-score picture of this analysis (seen from white when ``flip``)."""
@@ -92,6 +97,7 @@ class Analysis:
             "depth": result.depth,
             "evaluations": result.evaluations,
             "time_ms": round(result.elapsed * 1000),
+            "book": self.book.move if self.book else None,
             "moves": [{"move": cshogi.move_to_usi(int(scores.moves[i])), "q": round(float(scores.q[i]), 4)}
                       for i in order],
         }
@@ -102,8 +108,9 @@ def analysis(engine: Engine, board: cshogi.Board, nodes: int | None = None, move
     """``engine``'s analysis of ``board``: every legal move's Q and a search within the limits (movetime in
     milliseconds, searched as ``go movetime`` would be; no limit: the search's own small default)."""
     scores = engine.evaluator.score(board)
+    book, _ = engine.book_move(board)
     result = engine.search(board, nodes=nodes, depth=depth, movetime=movetime)
-    return Analysis(board.copy(), str(engine.settings["Search"]), scores, result)
+    return Analysis(board.copy(), str(engine.settings["Search"]), scores, result, book)
 
 
 def search_board(board: cshogi.Board, evaluator: Evaluator, search: str | None = None, nodes: int | None = None,
