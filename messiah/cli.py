@@ -14,7 +14,7 @@ import json
 import os
 import sys
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from messiah.config import add_arguments, from_args, from_dict, plain
@@ -298,25 +298,34 @@ def _command(sub: argparse._SubParsersAction, name: str, config: type, func: Cal
     return p
 
 
-def build_parser() -> argparse.ArgumentParser:
+def _sentence(text: str) -> str:
+    """A help line as a description: capitalised, with a full stop."""
+    return text[0].upper() + text[1:] + "."
+
+
+def _command_group(sub: argparse._SubParsersAction, name: str, help: str, description: str, dest: str, metavar: str,
+                   what: str, func: Callable[[argparse.Namespace], None], parents: tuple,
+                   commands: Iterable[tuple[str, type, Callable, str]]) -> None:
+    """A subcommand with subcommands of its own (``messiah bench search``): they are listed as ``metavar``, ``what``
+    they are, and the one given is ``dest`` in the parsed arguments. Each of ``commands`` is (its name, its
+    configuration's dataclass, the function that does the job, its help line); ``func`` runs every one of them,
+    finding the job as ``args.run``, and prints its result."""
+    group = sub.add_parser(name, help=help, description=description)
+    subcommands = group.add_subparsers(dest=dest, required=True, metavar=metavar, help=what)
+    for command, config, run, text in commands:
+        _command(subcommands, command, config, func, text, parents, description=_sentence(text)).set_defaults(run=run)
+
+
+def _add_game_commands(sub: argparse._SubParsersAction, as_json: argparse.ArgumentParser) -> None:
+    """The commands that play, search or read games: ``usi``, ``analyze``, ``annotate``, ``play``, ``match``,
+    ``match-report``, ``ladder``, ``tune`` and ``fit-winrate``."""
     from messiah.arena.ladder import LadderConfig
     from messiah.arena.match import MatchConfig, MatchReportConfig
     from messiah.arena.tune import TuneConfig
-    from messiah.models.quantize import QuantizeConfig
-    from messiah.tools import bench, book, soak
     from messiah.tools.analyze import AnalyzeConfig
     from messiah.tools.annotate import AnnotateConfig
-    from messiah.tools.evaluate import EvaluateConfig
     from messiah.tools.fitwinrate import FitConfig
     from messiah.tools.web import PlayConfig
-    from messiah.train.config import ExportConfig, TrainConfig
-    from messiah.train.gensfen import GensfenConfig
-    from messiah.train.rl.config import RLConfig
-
-    parser = argparse.ArgumentParser(prog="messiah", description=plain(__doc__.split("\n\n")[0]))
-    sub = parser.add_subparsers(dest="command", required=True)
-    as_json = argparse.ArgumentParser(add_help=False)
-    as_json.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
     p = sub.add_parser("usi", help="run the USI engine on stdin/stdout (same as messiah-usi)",
                        description="The USI engine on stdin/stdout, as messiah-usi: register messiah-usi in a GUI, "
@@ -336,10 +345,15 @@ def build_parser() -> argparse.ArgumentParser:
              "resumable)", [as_json])
     _command(sub, "fit-winrate", FitConfig, _fit_winrate, "fit winrate = sigmoid(a*cp + b) to game results", [as_json])
 
-    p = sub.add_parser("bench", help="speed figures of the evaluator, the searches, the engine's clock, training",
-                       description="Speed figures (messiah/tools/bench.py), one bench per subcommand.")
-    benches = p.add_subparsers(dest="bench", required=True, metavar="BENCH", help="the bench to run")
-    for name, config, run, text in (
+
+def _add_bench_commands(sub: argparse._SubParsersAction, as_json: argparse.ArgumentParser) -> None:
+    """``messiah bench BENCH``, one bench a subcommand (messiah/tools/bench.py; soak: messiah/tools/soak.py)."""
+    from messiah.tools import bench, soak
+
+    _command_group(
+        sub, "bench", help="speed figures of the evaluator, the searches, the engine's clock, training",
+        description="Speed figures (messiah/tools/bench.py), one bench per subcommand.", dest="bench",
+        metavar="BENCH", what="the bench to run", func=_bench, parents=(as_json,), commands=(
             ("evaluator", bench.EvaluatorBench, bench.bench_evaluator,
              "features, move indices and the evaluator on a fixed position set; all-moves against per-child"),
             ("search", bench.SearchBench, bench.bench_searches, "each search at a fixed time per position: positions "
@@ -356,22 +370,34 @@ def build_parser() -> argparse.ArgumentParser:
              "(messiah rl's games on one core), per search batch"),
             ("soak", soak.SoakBench, soak.bench_soak, "many games against one engine process, driven over raw "
              "pipes as a GUI drives it (ponder, stop, isready, setoption): illegal moves, time losses, missing or "
-             "doubled bestmoves, lines that are not USI, and its memory after each game")):
-        _command(benches, name, config, _bench, text, [as_json], description=text[0].upper() + text[1:] + ".") \
-            .set_defaults(run=run)
+             "doubled bestmoves, lines that are not USI, and its memory after each game")))
 
-    p = sub.add_parser("book", help="opening books (YaneuraOu's DB2016 text format): build one from game records, "
-                       "deepen it with the engine, show it at a position",
-                       description="Opening books for the BookFile option (messiah/tools/book.py).")
-    books = p.add_subparsers(dest="book_command", required=True, metavar="COMMAND", help="what to do")
-    for name, config, run, text in (
+
+def _add_book_commands(sub: argparse._SubParsersAction, as_json: argparse.ArgumentParser) -> None:
+    """``messiah book COMMAND``: build, deepen and show opening books (messiah/tools/book.py)."""
+    from messiah.tools import book
+
+    _command_group(
+        sub, "book", help="opening books (YaneuraOu's DB2016 text format): build one from game records, deepen it "
+        "with the engine, show it at a position", description="Opening books for the BookFile option "
+        "(messiah/tools/book.py).", dest="book_command", metavar="COMMAND", what="what to do", func=_book,
+        parents=(as_json,), commands=(
             ("build", book.BookBuildConfig, book.build_book, "count the moves of game records (hcpe, self-play, "
              "CSA, KIF) in their first plies into a book"),
             ("think", book.BookThinkConfig, book.think_book, "search the position after every book move with the "
              "engine and write the move's value and depth"),
-            ("show", book.BookShowConfig, book.show_book, "the book's moves at a position")):
-        _command(books, name, config, _book, text, [as_json], description=text[0].upper() + text[1:] + ".") \
-            .set_defaults(run=run)
+            ("show", book.BookShowConfig, book.show_book, "the book's moves at a position")))
+
+
+def _add_training_commands(sub: argparse._SubParsersAction, as_json: argparse.ArgumentParser) -> None:
+    """The commands that make and measure models: ``evaluate``, ``gensfen``, ``pretrain``, ``rl``, ``export`` and
+    ``quantize``."""
+    from messiah.models.quantize import QuantizeConfig
+    from messiah.tools.evaluate import EvaluateConfig
+    from messiah.train.config import ExportConfig, TrainConfig
+    from messiah.train.gensfen import GensfenConfig
+    from messiah.train.rl.config import RLConfig
+
     _command(sub, "evaluate", EvaluateConfig, _evaluate, "agreement, top-3 agreement and value MSE of a model on data",
              [as_json])
     _command(sub, "gensfen", GensfenConfig, _gensfen, "teacher data (hcpe) from a USI engine's self-play; resumable",
@@ -390,6 +416,19 @@ def build_parser() -> argparse.ArgumentParser:
     _command(sub, "export", ExportConfig, _export, "export a training checkpoint to ONNX (needs torch)")
     _command(sub, "quantize", QuantizeConfig, _quantize, "an int8 copy of a model for the CPU, about twice as fast "
              "(needs the training extra)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The ``messiah`` parser, its subcommands in the order ``messiah --help`` lists them; every parser's help shows
+    the flags' defaults (:class:`_Help`)."""
+    parser = argparse.ArgumentParser(prog="messiah", description=plain(__doc__.split("\n\n")[0]))
+    sub = parser.add_subparsers(dest="command", required=True)
+    as_json = argparse.ArgumentParser(add_help=False)
+    as_json.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    _add_game_commands(sub, as_json)
+    _add_bench_commands(sub, as_json)
+    _add_book_commands(sub, as_json)
+    _add_training_commands(sub, as_json)
     for command in _parsers(parser):
         command.formatter_class = _Help
     return parser
