@@ -25,7 +25,7 @@ import json
 import sys
 import tempfile
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -228,6 +228,12 @@ def position_set(path: str | Path = DEFAULT_POSITIONS, limit: int = MAX_POSITION
 
 
 RATIO_ROUNDS = 5  # interleaved rounds whose medians make the all-moves against per-child ratios
+BATCH_POSITIONS = 16384  # the batch feature figures convert the position set repeated up to about this many
+BATCH_CHUNK = 1024  # positions a planes() call converts in the batch feature figures
+CHEAP_CALLS = 20  # calls a timing round of the loops of a few microseconds a position (features, legal moves)
+CALLS = 3  # calls a timing round of the other loops
+
+Loops = dict[str, Callable[[], None]]  # a figure's name -> one pass of its work over the position set
 
 
 def _per_call(fn, repeat: int) -> float:
@@ -242,10 +248,10 @@ def _per_call(fn, repeat: int) -> float:
     return best
 
 
-def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluator | None) -> dict:
-    boards = positions.boards
-    legal = [legal_move_indices(b) for b in boards]
-    n_moves = np.array([len(m) for m, _ in legal])
+def _all_moves_loops(evaluator: Evaluator, boards: list[cshogi.Board], legal: list[tuple[np.ndarray, np.ndarray]]
+                     ) -> Loops:
+    """The all-moves path a step at a time, one position after another: its features (into one buffer), its legal
+    moves' indices, the forward pass alone (features made beforehand) and the whole of :meth:`Evaluator.score`."""
     out = np.empty(SHAPE, np.float32)
     feats = np.stack([board_planes(b) for b in boards])[:, None]
 
@@ -265,69 +271,98 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
         for b in boards:
             evaluator.score(b)
 
-    tiled = np.tile(positions.hcps, (max(1, 16384 // len(boards)), 1))
+    return {"features": features_all, "legal": legal_all, "forward": forward_all, "score": score_all}
+
+
+def _batch_feature_loops(tiled: np.ndarray) -> Loops:
+    """The features of the hcps ``tiled``, BATCH_CHUNK positions a call: from the hcps (decoding included) and
+    from hcp arrays decoded beforehand."""
     arrays = hcp_arrays(tiled)
-    chunk = 1024
-    buffer = np.empty((chunk, *SHAPE), np.float32)
+    buffer = np.empty((BATCH_CHUNK, *SHAPE), np.float32)
 
     def batch_planes():
-        for i in range(0, len(tiled), chunk):
-            planes(type(arrays)(*(a[i : i + chunk] for a in arrays)), buffer[: min(chunk, len(tiled) - i)])
+        for i in range(0, len(tiled), BATCH_CHUNK):
+            planes(type(arrays)(*(a[i : i + BATCH_CHUNK] for a in arrays)),
+                   buffer[: min(BATCH_CHUNK, len(tiled) - i)])
 
     def batch_end_to_end():
-        for i in range(0, len(tiled), chunk):
-            planes(hcp_arrays(tiled[i : i + chunk]), buffer[: min(chunk, len(tiled) - i)])
+        for i in range(0, len(tiled), BATCH_CHUNK):
+            planes(hcp_arrays(tiled[i : i + BATCH_CHUNK]), buffer[: min(BATCH_CHUNK, len(tiled) - i)])
 
+    return {"batch_from_arrays": batch_planes, "batch_end_to_end": batch_end_to_end}
+
+
+def _per_child_loops(twin: ScalarEvaluator, boards: list[cshogi.Board], legal: list[tuple[np.ndarray, np.ndarray]],
+                     n_moves: np.ndarray) -> Loops:
+    """The per-child path over the same positions: every child made, its features and one batched pass of the
+    scalar ``twin`` a position (the whole pipeline); the batched passes alone; one batch-1 pass a position."""
+    child = np.empty((int(n_moves.max()), *SHAPE), np.float32)
+
+    def children_all():
+        for b, (moves, _) in zip(boards, legal, strict=True):
+            for j, m in enumerate(moves):
+                b.push(int(m))
+                board_planes(b, child[j])
+                b.pop()
+            twin.values(child[: len(moves)])
+
+    def twin_forward_all():
+        for n in n_moves:
+            twin.values(child[:n])
+
+    def twin_one_all():
+        for _ in boards:
+            twin.values(child[:1])
+
+    return {"children": children_all, "twin_forward": twin_forward_all, "twin_one": twin_one_all}
+
+
+def _per_child_figures(loops: Loops, n_moves: np.ndarray) -> dict:
+    """All-moves against per-child, from the medians of RATIO_ROUNDS interleaved rounds, one of each figure a
+    round: one-shot timings of the two sides taken minutes apart drifted with the machine's load (37-61x across
+    runs)."""
+    timed = {name: loops[name] for name in ("children", "score", "twin_forward", "forward", "twin_one")}
+    times: dict[str, list[float]] = {name: [] for name in timed}
+    for _ in range(RATIO_ROUNDS):
+        for name, fn in timed.items():
+            times[name].append(_per_call(fn, 1))
+    median = {name: float(np.median(t)) for name, t in times.items()}
+    return {
+        "per_child_moves_scored_per_s": n_moves.sum() / median["children"],
+        "all_moves_vs_per_child_ratio": median["children"] / median["score"],
+        "forward_only_ratio": median["twin_forward"] / median["forward"],
+        # one all-moves pass against one per-child (scalar) pass, both at batch 1: the extra cost of the
+        # move head and the gather of the legal moves' embedding rows
+        "all_moves_pass_vs_per_child_pass_batch1": median["forward"] / median["twin_one"],
+        "ratio_rounds": RATIO_ROUNDS,
+    }
+
+
+def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluator | None) -> dict:
+    """The speed of the all-moves path on ``positions``, a step at a time and whole (µs a position, moves scored a
+    second), the features in batches (positions a second), and with a scalar ``twin`` the per-child comparison
+    (:func:`_per_child_figures`; None: left out)."""
+    boards = positions.boards
     k = len(boards)
-    t_score = _per_call(score_all, 3)
+    legal = [legal_move_indices(b) for b in boards]
+    n_moves = np.array([len(m) for m, _ in legal])
+    loops = _all_moves_loops(evaluator, boards, legal)
+    tiled = np.tile(positions.hcps, (max(1, BATCH_POSITIONS // k), 1))
+    loops |= _batch_feature_loops(tiled)
+    t_score = _per_call(loops["score"], CALLS)
     result = {
         "positions": k,
         "mean_legal_moves": float(n_moves.mean()),
-        "features_us_single": _per_call(features_all, 20) / k * 1e6,
-        "legal_move_indices_us": _per_call(legal_all, 20) / k * 1e6,
-        "features_pos_per_s_batch": len(tiled) / _per_call(batch_end_to_end, 1),
-        "features_pos_per_s_batch_from_arrays": len(tiled) / _per_call(batch_planes, 3),
-        "forward_us_batch1": _per_call(forward_all, 3) / k * 1e6,
+        "features_us_single": _per_call(loops["features"], CHEAP_CALLS) / k * 1e6,
+        "legal_move_indices_us": _per_call(loops["legal"], CHEAP_CALLS) / k * 1e6,
+        "features_pos_per_s_batch": len(tiled) / _per_call(loops["batch_end_to_end"], 1),
+        "features_pos_per_s_batch_from_arrays": len(tiled) / _per_call(loops["batch_from_arrays"], CALLS),
+        "forward_us_batch1": _per_call(loops["forward"], CALLS) / k * 1e6,
         "score_us_single": t_score / k * 1e6,
         "moves_scored_per_s": n_moves.sum() / t_score,
     }
     if twin is not None:
-        child = np.empty((int(n_moves.max()), *SHAPE), np.float32)
-
-        def children_all():
-            for b, (moves, _) in zip(boards, legal, strict=True):
-                for j, m in enumerate(moves):
-                    b.push(int(m))
-                    board_planes(b, child[j])
-                    b.pop()
-                twin.values(child[: len(moves)])
-
-        def twin_forward_all():
-            for n in n_moves:
-                twin.values(child[:n])
-
-        def twin_one_all():
-            for _ in boards:
-                twin.values(child[:1])
-
-        # Interleaved rounds, one of each figure a round, and ratios of their medians: one-shot timings of
-        # the two sides taken minutes apart drifted with the machine's load (37-61x across runs).
-        timed = {"children": children_all, "score": score_all, "twin_forward": twin_forward_all,
-                 "forward": forward_all, "twin_one": twin_one_all}
-        times: dict[str, list[float]] = {name: [] for name in timed}
-        for _ in range(RATIO_ROUNDS):
-            for name, fn in timed.items():
-                times[name].append(_per_call(fn, 1))
-        median = {name: float(np.median(t)) for name, t in times.items()}
-        result |= {
-            "per_child_moves_scored_per_s": n_moves.sum() / median["children"],
-            "all_moves_vs_per_child_ratio": median["children"] / median["score"],
-            "forward_only_ratio": median["twin_forward"] / median["forward"],
-            # one all-moves pass against one per-child (scalar) pass, both at batch 1: the extra cost of the
-            # move head and the gather of the legal moves' embedding rows
-            "all_moves_pass_vs_per_child_pass_batch1": median["forward"] / median["twin_one"],
-            "ratio_rounds": RATIO_ROUNDS,
-        }
+        result |= _per_child_figures(loops | _per_child_loops(twin, boards, legal, n_moves), n_moves)
     return result
 
 
