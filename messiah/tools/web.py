@@ -18,11 +18,12 @@ import socket
 import tempfile
 import threading
 import xml.etree.ElementTree as ET
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from importlib import resources
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import cshogi
 from cshogi import CSA, KIF
@@ -36,6 +37,9 @@ from messiah.position import perpetual_check_winner
 from messiah.tools.analyze import analysis
 from messiah.tools.annotate import GameAnalysis, Record, annotate_record
 from messiah.tools.picture import CELL, SVG_NS, board_svg, square_centre
+
+if TYPE_CHECKING:  # Flask is the web extra's
+    from flask import Flask
 
 MARKS = ("☗", "☖")
 HAND_LETTERS = "PLNSGBR"  # cshogi's hand piece order
@@ -456,13 +460,42 @@ class PlayServer:
                 self._finish("fourfold repetition: a draw", "%SENNICHITE", "sennichite")
 
 
-def create_app(server: PlayServer):
-    """The Flask app of the page and its JSON requests."""
-    from flask import Flask, Response, jsonify, request
-    from werkzeug.exceptions import HTTPException
+def _options(values: Iterable[int], selected: int, label: Callable[[int], str]) -> str:
+    """The HTML ``<option>`` of each of ``values``, shown as ``label(value)``, the ``selected`` one selected."""
+    return "".join(f'<option value="{value}"{" selected" if value == selected else ""}>{label(value)}</option>'
+                   for value in values)
 
-    app = Flask("messiah.tools.web")
-    page = (resources.files("messiah") / "data" / "play.html").read_text(encoding="utf-8")
+
+def _seconds(ms: int) -> str:
+    """``ms`` as the page's choices show a time: in seconds."""
+    return f"{ms / 1000:g} s"
+
+
+def _page(page: str, game: Game) -> str:
+    """The page with its choices filled in: messiah's time a move (the usual ones and the game's), the time a
+    position of an annotation, and messiah's strength (the game's selected)."""
+    movetimes = _options(sorted({*MOVETIMES, game.movetime}), game.movetime, _seconds)
+    annotate = _options(ANNOTATE_MOVETIMES, ANNOTATE_MOVETIME, _seconds)
+    levels = _options(range(LEVELS + 1), game.strength, lambda level: str(level or "full"))
+    return page.replace("<!--MOVETIMES-->", movetimes).replace("<!--ANNOTATE-->", annotate) \
+        .replace("<!--STRENGTHS-->", levels)
+
+
+def _body() -> dict:
+    """The request's JSON object; a PlayError when it is not one."""
+    from flask import request
+
+    data = request.get_json(silent=True)
+    if not isinstance(data, dict):
+        raise PlayError("expected a JSON object")
+    return data
+
+
+def _add_error_handlers(app: Flask, server: PlayServer) -> None:
+    """Every error answers JSON with an ``error`` for the page to show: a refused request (PlayError) with the
+    game's state too, an HTTP error (a wrong route or method) with its code, anything else as a server failure."""
+    from flask import jsonify
+    from werkzeug.exceptions import HTTPException
 
     @app.errorhandler(PlayError)
     def refused(error: PlayError):
@@ -478,22 +511,17 @@ def create_app(server: PlayServer):
         app.logger.exception("request failed")
         return jsonify({"error": f"the server failed: {type(error).__name__}: {error}"}), 500
 
-    def body() -> dict:
-        data = request.get_json(silent=True)
-        if not isinstance(data, dict):
-            raise PlayError("expected a JSON object")
-        return data
+
+def _add_game_routes(app: Flask, server: PlayServer) -> None:
+    """The page and the requests that play the game: its state, a new game, a piece's targets, the person's move,
+    messiah's reply, resigning."""
+    from flask import Response, jsonify
+
+    page = (resources.files("messiah") / "data" / "play.html").read_text(encoding="utf-8")
 
     @app.get("/")
     def index():
-        options = "".join(f'<option value="{t}"{" selected" if t == server.game.movetime else ""}>{t / 1000:g} s'
-                          "</option>" for t in sorted({*MOVETIMES, server.game.movetime}))
-        annotate = "".join(f'<option value="{t}"{" selected" if t == ANNOTATE_MOVETIME else ""}>{t / 1000:g} s</option>'
-                           for t in ANNOTATE_MOVETIMES)
-        levels = "".join(f'<option value="{level}"{" selected" if level == server.game.strength else ""}>'
-                         f'{level or "full"}</option>' for level in range(LEVELS + 1))
-        return Response(page.replace("<!--MOVETIMES-->", options).replace("<!--ANNOTATE-->", annotate)
-                        .replace("<!--STRENGTHS-->", levels), mimetype="text/html")
+        return Response(_page(page, server.game), mimetype="text/html")
 
     @app.get("/state")
     def state():
@@ -502,31 +530,36 @@ def create_app(server: PlayServer):
 
     @app.post("/new")
     def new():
-        data = body()
+        data = _body()
         return jsonify(server.new_game(data.get("side"), data.get("movetime"), data.get("strength", 0)))
 
     @app.post("/targets")
     def targets():
-        data = body()
+        data = _body()
         return jsonify({"targets": server.targets(data.get("game"), data.get("from"), data.get("drop"))})
 
     @app.post("/move")
     def move():
-        data = body()
+        data = _body()
         return jsonify(server.play(data.get("game"), data.get("from"), data.get("to"), data.get("drop"),
                                    data.get("promote")))
 
     @app.post("/reply")
     def reply():
-        return jsonify(server.reply(body().get("game")))
+        return jsonify(server.reply(_body().get("game")))
 
     @app.post("/resign")
     def resign():
-        return jsonify(server.resign(body().get("game")))
+        return jsonify(server.resign(_body().get("game")))
+
+
+def _add_analysis_routes(app: Flask, server: PlayServer) -> None:
+    """The requests about the game rather than moves in it: the move-score picture, the records, the annotation."""
+    from flask import Response, jsonify, request
 
     @app.post("/scores")
     def scores():
-        return jsonify({"svg": server.scores(body().get("game"))})
+        return jsonify({"svg": server.scores(_body().get("game"))})
 
     @app.get("/record.<kind>")
     def record(kind: str):
@@ -537,9 +570,18 @@ def create_app(server: PlayServer):
 
     @app.post("/annotate")
     def annotate():
-        data = body()
+        data = _body()
         return jsonify(server.annotate(data.get("game"), data.get("movetime")))
 
+
+def create_app(server: PlayServer) -> Flask:
+    """The Flask app of the page and its JSON requests."""
+    from flask import Flask
+
+    app = Flask("messiah.tools.web")
+    _add_error_handlers(app, server)
+    _add_game_routes(app, server)
+    _add_analysis_routes(app, server)
     return app
 
 
