@@ -57,10 +57,10 @@ from messiah.winrate import MAX_CP
 
 DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
 OPENING_PLIES = 24  # random opening moves fall within these plies
-RANDOM_MOVES = 5
-RECORD_FROM = 16
-MAX_PLY = DRAW_PLY
-ADJUDICATE_EVAL = 3000
+RANDOM_MOVES = 5  # random moves a game, without an openings file
+RECORD_FROM = 16  # the first ply whose position is recorded
+MAX_PLY = DRAW_PLY  # a game still going at this ply is a draw
+ADJUDICATE_EVAL = 3000  # |eval| (cp) that wins for its side once ADJUDICATE_PLIES searched plies in a row reach it
 ADJUDICATE_PLIES = 6
 
 
@@ -151,82 +151,149 @@ class Settings:
     adjudicate_plies: int = ADJUDICATE_PLIES
 
 
+Ending = tuple[int | None, str]  # the winner (cshogi.BLACK or cshogi.WHITE, None for a draw) and how the game ended
+
+
+@dataclass
+class _Adjudication:
+    """The count of consecutive searched plies whose eval is at least ``eval`` cp for the same side: ``plies`` of
+    them in a row win the game for that side."""
+
+    eval: int
+    plies: int
+    side: int = cshogi.BLACK
+    streak: int = 0
+
+    def winner(self, turn: int, score: int) -> int | None:
+        """Count a searched ply's ``score`` (cp for ``turn``, the side to move): the side it wins the game for, or
+        None."""
+        side = turn if score > 0 else cshogi.opponent(turn)
+        if abs(score) < self.eval:
+            self.streak = 0
+        else:
+            self.streak = self.streak + 1 if side == self.side else 1
+            self.side = side
+        return self.side if self.streak >= self.plies else None
+
+
+class _TeacherGame:
+    """A game in progress: the board, its moves as the engine is sent them, the positions recorded so far, the
+    adjudication count, and once it is over, its :data:`Ending`."""
+
+    def __init__(self, engine: UsiClient, settings: Settings, opening: Opening | None):
+        self.engine, self.settings = engine, settings
+        self.board = cshogi.Board()
+        self.position = "startpos"
+        self.usi_moves: list[str] = []
+        if opening is not None:
+            self.position = opening.position
+            self.board.set_position(f"{opening.position} moves {' '.join(opening.moves)}")
+            self.usi_moves = list(opening.moves)
+        self.rows: list[tuple[np.ndarray, int, int]] = []  # a recorded position's hcp, eval and best move16
+        self.adjudication = _Adjudication(settings.adjudicate_eval, settings.adjudicate_plies)
+        self.ending: Ending | None = None
+        self._hcp = np.empty(1, cshogi.HuffmanCodedPos)
+
+    @property
+    def ply(self) -> int:
+        """The plies played, the opening's included."""
+        return self.board.move_number - 1
+
+    def over(self) -> bool:
+        """Whether the game is over before a move: mate, or the draw at ``max_ply``."""
+        if self.board.is_game_over():
+            self.ending = cshogi.opponent(self.board.turn), "mate"
+        elif self.ply >= self.settings.max_ply:
+            self.ending = None, "max_ply"
+        return self.ending is not None
+
+    def search(self) -> int | None:
+        """The engine's move in the position, which is recorded with its eval from ``record_from`` on; None when
+        the engine resigned or declared a win (a loss when the position does not qualify), or its eval has
+        adjudicated the game. EngineError for an illegal move."""
+        board, turn = self.board, self.board.turn
+        bestmove, score = self.engine.search(self.position, self.usi_moves, self.settings.depth, self.settings.nodes)
+        if bestmove == "resign":
+            self.ending = cshogi.opponent(turn), "resign"
+            return None
+        if bestmove == "win":
+            self.ending = (turn if board.is_nyugyoku() else cshogi.opponent(turn)), "declaration"
+            return None
+        move = board.move_from_usi(bestmove)
+        if not is_legal(board, move):
+            raise EngineError(f"{self.engine.cmd} played the illegal move {bestmove!r} in {board.sfen()}")
+        if score is None:
+            self.adjudication.streak = 0
+            return move
+        score = int(np.clip(score, -MAX_CP, MAX_CP))
+        if self.ply >= self.settings.record_from:
+            board.to_hcp(self._hcp)
+            self.rows.append((self._hcp["hcp"][0].copy(), score, cshogi.move16(move)))
+        winner = self.adjudication.winner(turn, score)
+        if winner is not None:
+            self.ending = winner, "adjudication"
+            return None
+        return move
+
+    def push(self, move: int) -> bool:
+        """Play ``move``; whether it ended the game by repetition (cshogi's is_draw: a draw, or a win for the side
+        suffering perpetual check)."""
+        self.board.push(move)
+        self.usi_moves.append(cshogi.move_to_usi(move))
+        repetition = self.board.is_draw()
+        if repetition == cshogi.REPETITION_DRAW:
+            self.ending = None, "repetition"
+        elif repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):
+            self.ending = perpetual_check_winner(self.board, repetition), "perpetual_check"
+        return self.ending is not None
+
+    def records(self) -> np.ndarray:
+        """The recorded positions as hcpe records, each with the game's result."""
+        records = np.zeros(len(self.rows), HCPE)
+        if self.rows:
+            hcps, evals, moves = zip(*self.rows, strict=True)
+            records["hcp"] = np.array(hcps)
+            records["eval"] = evals
+            records["bestMove16"] = np.array(moves, np.uint16).view(np.int16)
+        winner = self.ending[0]
+        records["gameResult"] = (cshogi.DRAW if winner is None
+                                 else cshogi.BLACK_WIN if winner == cshogi.BLACK else cshogi.WHITE_WIN)
+        return records
+
+
+def _random_plies(first: int, count: int, rng: np.random.Generator) -> set[int]:
+    """The plies of a game's random moves: ``count`` distinct plies from ``first`` to OPENING_PLIES (all of them
+    when there are fewer)."""
+    candidates = np.arange(first, OPENING_PLIES)
+    return set(rng.choice(candidates, min(count, len(candidates)), replace=False).tolist())
+
+
 def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
-              stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
+                      stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
     """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
-    ``stopped()`` turned true before the end."""
-    board = cshogi.Board()
-    position, usi_moves = "startpos", []
-    if opening is not None:
-        position = opening.position
-        board.set_position(f"{opening.position} moves {' '.join(opening.moves)}")
-        usi_moves = list(opening.moves)
-    candidates = np.arange(board.move_number - 1, OPENING_PLIES)
-    random_plies = set(rng.choice(candidates, min(settings.random_moves, len(candidates)), replace=False).tolist())
+    ``stopped()`` turned true before the end. A random move before ``record_from`` is played without a search;
+    from there on the engine searches (and so records) the position first."""
+    game = _TeacherGame(engine, settings, opening)
+    random_plies = _random_plies(game.ply, settings.random_moves, rng)
     engine.usinewgame()
-    hcp = np.empty(1, cshogi.HuffmanCodedPos)
-    rows: list[tuple[np.ndarray, int, int]] = []
-    streak_side, streak = cshogi.BLACK, 0  # consecutive searched plies with |eval| >= adjudicate_eval
     while True:
         if stopped():
             return None
-        ply, turn = board.move_number - 1, board.turn
-        if board.is_game_over():
-            winner, reason = cshogi.opponent(turn), "mate"
+        if game.over():
             break
-        if ply >= settings.max_ply:
-            winner, reason = None, "max_ply"
-            break
+        ply = game.ply
         random_here = ply in random_plies
         if random_here and ply < settings.record_from:
-            streak = 0
+            game.adjudication.streak = 0
         else:
-            bestmove, score = engine.search(position, usi_moves, settings.depth, settings.nodes)
-            if bestmove == "resign":
-                winner, reason = cshogi.opponent(turn), "resign"
+            move = game.search()
+            if move is None:  # the engine resigned or declared a win, or its eval adjudicated the game
                 break
-            if bestmove == "win":
-                winner, reason = (turn if board.is_nyugyoku() else cshogi.opponent(turn)), "declaration"
-                break
-            move = board.move_from_usi(bestmove)
-            if not is_legal(board, move):
-                raise EngineError(f"{engine.cmd} played the illegal move {bestmove!r} in {board.sfen()}")
-            if score is None:
-                streak = 0
-            else:
-                score = int(np.clip(score, -MAX_CP, MAX_CP))
-                if ply >= settings.record_from:
-                    board.to_hcp(hcp)
-                    rows.append((hcp["hcp"][0].copy(), score, cshogi.move16(move)))
-                side = turn if score > 0 else cshogi.opponent(turn)
-                if abs(score) < settings.adjudicate_eval:
-                    streak = 0
-                else:
-                    streak = streak + 1 if side == streak_side else 1
-                    streak_side = side
-                if streak >= settings.adjudicate_plies:
-                    winner, reason = streak_side, "adjudication"
-                    break
         if random_here:
-            move = int(rng.choice(list(board.legal_moves)))
-        board.push(move)
-        usi_moves.append(cshogi.move_to_usi(move))
-        repetition = board.is_draw()
-        if repetition == cshogi.REPETITION_DRAW:
-            winner, reason = None, "repetition"
+            move = int(rng.choice(list(game.board.legal_moves)))
+        if game.push(move):
             break
-        if repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):
-            winner, reason = perpetual_check_winner(board, repetition), "perpetual_check"
-            break
-    records = np.zeros(len(rows), HCPE)
-    if rows:
-        hcps, evals, moves = zip(*rows, strict=True)
-        records["hcp"] = np.array(hcps)
-        records["eval"] = evals
-        records["bestMove16"] = np.array(moves, np.uint16).view(np.int16)
-    records["gameResult"] = (cshogi.DRAW if winner is None
-                             else cshogi.BLACK_WIN if winner == cshogi.BLACK else cshogi.WHITE_WIN)
-    return records, reason
+    return game.records(), game.ending[1]
 
 
 def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed: np.random.SeedSequence,
