@@ -146,6 +146,8 @@ def _analyze(args: argparse.Namespace) -> None:
     if args.json:
         print(json.dumps(out))
         return
+    if out["book"]:
+        print(f"book {out['book']}  (the engine plays it at once; its search follows)")
     mate = f" mate {out['score']['mate']}" if "mate" in out["score"] else ""
     print(f"bestmove {out['bestmove']}  winrate {out['score']['winrate']:.3f}{mate}  depth {out['depth']}  "
           f"nodes {out['nodes']}  evaluations {out['evaluations']}  {out['time_ms']} ms")

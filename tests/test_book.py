@@ -2,6 +2,8 @@
 books built from game records."""
 
 import random
+import subprocess
+import sys
 from collections import Counter
 
 import cshogi
@@ -172,6 +174,12 @@ def test_an_analysis_names_the_engines_book_move_and_still_searches(book_file):
     assert analyze_position("startpos moves 1g1f", nodes=50, options=book).to_dict()["book"] is None
     assert analyze_position("startpos", nodes=50, options={**book, "USI_OwnBook": "false"}).book is None
     assert analyze_position("startpos", nodes=50).to_dict()["book"] is None
+    # the command line says it first, then the search as always
+    done = subprocess.run([sys.executable, "-m", "messiah.cli", "analyze", "--nodes", "50", "--option",
+                           f"BookFile={book_file}", "--option", "BookEvalDiff=0", "startpos"], capture_output=True,
+                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+    lines = done.stdout.splitlines()
+    assert lines[0].startswith("book 7g7f ") and lines[1].startswith("bestmove "), done.stdout
 
 
 def test_an_unreadable_book_is_said_once_and_the_engine_plays_on(tmp_path):
