@@ -239,6 +239,40 @@ def test_a_decided_sprt_starts_no_more_pairs(tmp_path, monkeypatch):
     assert len(list(tmp_path.glob("played*"))) <= 10 + cfg.jobs - 1
 
 
+def test_a_match_writes_what_it_was_beside_its_records_and_the_report_carries_it(tmp_path, monkeypatch):
+    """OUT/match.json: the command line, each engine's options with the sha256 of the files they name (a model),
+    the openings file and its sha256, the clock, the seed, the date; match-report's summary lists each folder as
+    a part with its card, so a committed summary says what was played once the records are gone."""
+    import datetime
+    import hashlib
+
+    import messiah.arena.match as match
+
+    monkeypatch.setattr(match, "_play_pair", _won_pair)
+    monkeypatch.setattr(match, "check_engines", lambda commands, options: None)
+    model, openings = tmp_path / "candidate.onnx", tmp_path / "openings.sfen"
+    model.write_bytes(b"not a real model, hashed all the same")
+    openings.write_text("startpos moves 7g7f\nstartpos moves 2g2f\n")
+    out = tmp_path / "m"
+    cfg = match.MatchConfig(opponent=sys.executable, engine=sys.executable, games=4, jobs=1, byoyomi=1000,
+                            options={"ModelPath": str(model), "Threads": "1"}, openings=str(openings), seed=77,
+                            out=str(out))
+    match.play_match(cfg, progress=False)
+    card = json.loads((out / "match.json").read_text())
+    assert card["engine"]["options"] == {"ModelPath": str(model), "Threads": "1"}
+    assert card["engine"]["files"]["ModelPath"]["sha256"] == hashlib.sha256(model.read_bytes()).hexdigest()
+    assert card["opponent"]["options"] == {} and card["opponent"]["files"] == {}
+    assert card["openings"] == {"path": str(openings), "sha256": hashlib.sha256(openings.read_bytes()).hexdigest()}
+    assert (card["games"], card["byoyomi"], card["seed"], card["time"]) == (4, 1000, 77, None)
+    assert datetime.datetime.fromisoformat(card["date"]).tzinfo is not None and card["command"]
+    _match_folder(tmp_path / "r")
+    (tmp_path / "r" / "match.json").write_text(json.dumps(card))
+    _match_folder(tmp_path / "old")  # a match from before match.json
+    _, summary = match_report(MatchReportConfig([str(tmp_path / "r"), str(tmp_path / "old")]))
+    assert summary["parts"] == [{"folder": str(tmp_path / "r"), "games": 4, "match": card},
+                                {"folder": str(tmp_path / "old"), "games": 4}]
+
+
 def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
     from messiah.arena.stats import elo_interval, elo_text
 

@@ -10,7 +10,11 @@ sequential test that stops the match as soon as it can tell elo0 from elo1.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
+import datetime
+import hashlib
 import io
+import json
 import os
 import random
 import shlex
@@ -26,10 +30,12 @@ import cshogi
 from cshogi import CSA
 from tqdm import tqdm
 
+from messiah import __version__
 from messiah.arena.stats import Game, elo_text, parse_sprt, pentanomial, summarize
 from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
+from messiah.files import atomic_path
 from messiah.paths import SHARED_DATA
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
@@ -296,6 +302,7 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
                     executable(cfg.opponent, out, "opponent"))
         check_engines(commands, (cfg.options, cfg.opponent_options))  # the engines themselves, not their relays
         names = engine_names(cfg, commands)
+        write_card(cfg, commands, names)
         ponder_log = cfg.ponder and commands[0] == messiah_command()
         commands = (watched(commands[0], out, "engine"), watched(commands[1], out, "opponent"))
         pairs = (cfg.games + 1) // 2
@@ -377,6 +384,33 @@ def _report(title: str, names: tuple[str, str], summary: dict, last: str) -> str
 
 
 
+CARD = "match.json"  # what a match was, beside its records: match-report --json carries it into the summary
+
+
+def _file_facts(path: str) -> dict:
+    return {"path": path, "sha256": hashlib.sha256(Path(path).read_bytes()).hexdigest()}
+
+
+def write_card(cfg: MatchConfig, commands: tuple[str, str], names: tuple[str, str]) -> None:
+    """Write OUT/match.json: the command line, the engines (command, options, and the sha256 of every option that
+    names a file, a model or a book), the clock, the openings file with its sha256, the seed and the date. A
+    summary committed from these records then says what was played, after the records and the machine are
+    gone."""
+    def engine(command: str, name: str, options: dict[str, str]) -> dict:
+        files = {k: _file_facts(v) for k, v in options.items() if os.path.isfile(v)}
+        return {"name": name, "command": command, "options": options, "files": files}
+
+    card = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
+            "command": shlex.join(sys.argv), "messiah": __version__,
+            "engine": engine(commands[0], names[0], cfg.options),
+            "opponent": engine(commands[1], names[1], cfg.opponent_options),
+            "openings": _file_facts(cfg.openings) if cfg.openings else None,
+            **{k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("engine", "opponent", "options",
+                                                                          "opponent_options", "openings")}}
+    with atomic_path(Path(cfg.out) / CARD) as tmp:
+        tmp.write_text(json.dumps(card, indent=1))
+
+
 RECORD_GLOB = "[0-9]*_*.csa"  # a finished game's record in a match's --out: its number (0001), cshogi's name
 
 
@@ -425,20 +459,29 @@ def recorded_games(folder: str | os.PathLike) -> tuple[tuple[str, str], list[Gam
     return names, games
 
 
+def _card(folder: str) -> dict:
+    """A match folder's match.json ({} for a match played before matches wrote one)."""
+    path = Path(folder) / CARD
+    return {"match": json.loads(path.read_text())} if path.is_file() else {}
+
+
 def match_report(cfg: MatchReportConfig) -> tuple[str, dict]:
     """The games of several match folders counted as one match (a match played in parts, with other seeds or on
-    other machines): the report's text and its summary. Game numbers are shifted by whole pairs, so the
-    pentanomial pairs stay pairs."""
+    other machines): the report's text and its summary, whose ``parts`` name each folder, its games and what
+    its match.json says the match was. Game numbers are shifted by whole pairs, so the pentanomial pairs stay
+    pairs."""
     games: list[Game] = []
-    counts, pairings = [], []
+    counts, pairings, parts = [], [], []
     for folder in cfg.folders:
         names, played = recorded_games(folder)
         shift = 2 * ((games[-1].number + 1) // 2) if games else 0
         games += [replace(g, number=g.number + shift) for g in played]
         counts.append(f"{folder} {len(played)}")
+        parts.append({"folder": folder, "games": len(played), **_card(folder)})
         if names not in pairings:
             pairings.append(names)
     summary = summarize(games, cfg.sprt)
+    summary["parts"] = parts
     title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {len(games)} games ({', '.join(counts)})"
     summary["pentanomial"] = pentanomial(games)
     return _report(title, pairings[0], summary, f"pentanomial pairs (0, 1/2, 1, 3/2, 2 points): "
