@@ -244,6 +244,14 @@ def random_openings(count: int, seed: int, plies: int = RANDOM_OPENING_PLIES) ->
     return lines
 
 
+def write_random_openings(out: Path, count: int, seed: int, plies: int = RANDOM_OPENING_PLIES) -> Path:
+    """OUT/openings.sfen: ``count`` openings of ``plies`` random moves (:func:`random_openings`), for a match
+    to draw from."""
+    path = out / "openings.sfen"
+    path.write_text("\n".join(random_openings(count, seed, plies)) + "\n")
+    return path
+
+
 def resolve_openings(cfg: MatchConfig, pairs: int) -> str | None:
     """The opening file a match plays from: ``cfg.openings``, and for 'auto' the shared set, or where it is
     absent, random openings written to OUT/openings.sfen (one per pair, from the match's seed)."""
@@ -251,8 +259,7 @@ def resolve_openings(cfg: MatchConfig, pairs: int) -> str | None:
         return cfg.openings
     if DEFAULT_OPENINGS.is_file():
         return str(DEFAULT_OPENINGS)
-    path = Path(cfg.out) / "openings.sfen"
-    path.write_text("\n".join(random_openings(max(1, pairs), cfg.seed)) + "\n")
+    path = write_random_openings(Path(cfg.out), max(1, pairs), cfg.seed)
     print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
           f"({max(1, pairs)}) written to {path}", file=sys.stderr)
     return str(path)
@@ -471,18 +478,18 @@ def match_report(cfg: MatchReportConfig) -> tuple[str, dict]:
     its match.json says the match was. Game numbers are shifted by whole pairs, so the pentanomial pairs stay
     pairs."""
     games: list[Game] = []
-    counts, pairings, parts = [], [], []
+    pairings, parts = [], []
     for folder in cfg.folders:
         names, played = recorded_games(folder)
         shift = 2 * ((games[-1].number + 1) // 2) if games else 0
         games += [replace(g, number=g.number + shift) for g in played]
-        counts.append(f"{folder} {len(played)}")
         parts.append({"folder": folder, "games": len(played), **_card(folder)})
         if names not in pairings:
             pairings.append(names)
     summary = summarize(games, cfg.sprt)
     summary["parts"] = parts
-    title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {len(games)} games ({', '.join(counts)})"
+    counts = ", ".join(f"{part['folder']} {part['games']}" for part in parts)
+    title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {len(games)} games ({counts})"
     summary["pentanomial"] = pentanomial(games)
     return _report(title, pairings[0], summary, f"pentanomial pairs (0, 1/2, 1, 3/2, 2 points): "
                    f"{summary['pentanomial']}"), summary

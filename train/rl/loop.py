@@ -307,11 +307,9 @@ def match_openings(cfg: RLConfig, out: Path, games: int, seed: int) -> str:
     same two games, so every pair scores the same (a 100-game verification read 100-0 or 50-50)."""
     if cfg.openings:
         return cfg.openings
-    from messiah.arena.match import random_openings
+    from messiah.arena.match import write_random_openings
 
-    path = out / "openings.sfen"
-    path.write_text("\n".join(random_openings((games + 1) // 2, seed, cfg.random_plies)) + "\n")
-    return str(path)
+    return str(write_random_openings(out, (games + 1) // 2, seed, cfg.random_plies))
 
 
 def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
