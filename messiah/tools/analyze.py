@@ -108,9 +108,17 @@ def analysis(engine: Engine, board: cshogi.Board, nodes: int | None = None, move
     """``engine``'s analysis of ``board``: every legal move's Q and a search within the limits (movetime in
     milliseconds, searched as ``go movetime`` would be; no limit: the search's own small default)."""
     scores = engine.evaluator.score(board)
-    book, _ = engine.book_move(board)
     result = engine.search(board, nodes=nodes, depth=depth, movetime=movetime)
-    return Analysis(board.copy(), str(engine.settings["Search"]), scores, result, book)
+    return Analysis(board.copy(), str(engine.settings["Search"]), scores, result)
+
+
+def _tool_analysis(engine: Engine, board: cshogi.Board, nodes: int | None, movetime: int | None,
+                   depth: int | None) -> Analysis:
+    """The analysis the analyze tool shows: :func:`analysis` and the engine's book move. Only here: drawing a book
+    move takes from the engine's random choices, which the web page's score picture must leave to its game."""
+    result = analysis(engine, board, nodes, movetime, depth)
+    result.book, _ = engine.book_move(board)
+    return result
 
 
 def search_board(board: cshogi.Board, evaluator: Evaluator, search: str | None = None, nodes: int | None = None,
@@ -119,7 +127,8 @@ def search_board(board: cshogi.Board, evaluator: Evaluator, search: str | None =
     """Score every legal move of ``board`` and search it within the limits (movetime in milliseconds) with the
     engine that ``options`` make (USI option name -> value, as setoption takes it; the engine's defaults
     otherwise). ``search`` stands for the option Search; ``options`` win over it."""
-    return analysis(Engine.from_options(overrides(options, Search=search), evaluator), board, nodes, movetime, depth)
+    return _tool_analysis(Engine.from_options(overrides(options, Search=search), evaluator), board, nodes, movetime,
+                          depth)
 
 
 def analyze_position(position: str, search: str | None = None, nodes: int | None = None,
@@ -134,4 +143,4 @@ def analyze_position(position: str, search: str | None = None, nodes: int | None
     """
     board = read_position(position)
     engine = Engine.from_options(overrides(options, Search=search, ModelPath=model, Threads=threads))
-    return analysis(engine, board, nodes, movetime, depth)
+    return _tool_analysis(engine, board, nodes, movetime, depth)
