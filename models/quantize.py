@@ -19,7 +19,7 @@ import contextlib
 import logging
 import os
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -90,6 +90,14 @@ def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: S
                   count: int = CALIBRATION_POSITIONS) -> Path:
     """Write the int8 copy of the all-moves model ``src`` to ``dst``, its activation ranges calibrated on
     ``count`` positions of the hcpe files ``calibration``; returns ``dst``."""
+    return quantize_feeds(src, dst, "all_moves", lambda: calibration_feeds(calibration, count))
+
+
+def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
+                   feeds: Callable[[], list[dict[str, np.ndarray]]]) -> Path:
+    """Write the int8 copy of the messiah model ``src`` of ``kind`` ("all_moves", or "scalar" for the bench's
+    twin, quantized the same way so that the two compare like with like) to ``dst``, its activation ranges
+    calibrated on the input batches ``feeds()`` makes (called once the model is known to be of its kind)."""
     import onnx
     from google.protobuf.message import DecodeError
     from onnxruntime.quantization import (
@@ -106,16 +114,16 @@ def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: S
     except DecodeError as e:
         raise UserError(f"{src} is not an ONNX model ({e})") from None
     meta = {p.key: p.value for p in model.metadata_props}
-    if meta.get("messiah.kind") != "all_moves":
-        raise UserError(f"{src} is not a messiah all-moves model (kind: {meta.get('messiah.kind')})")
+    if meta.get("messiah.kind") != kind:
+        raise UserError(f"{src} is not a messiah {kind.replace('_', '-')} model (kind: {meta.get('messiah.kind')})")
     if meta.get("messiah.precision") == "int8":
         raise UserError(f"{src} is already quantized")
     convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
-    feeds = calibration_feeds(calibration, count)
+    batches = feeds()
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
-            self.feeds: Iterator[dict[str, np.ndarray]] = iter(feeds)
+            self.feeds: Iterator[dict[str, np.ndarray]] = iter(batches)
 
         def get_next(self) -> dict[str, np.ndarray] | None:
             return next(self.feeds, None)

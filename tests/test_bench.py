@@ -3,10 +3,12 @@
 from pathlib import Path
 
 import cshogi
+import numpy as np
 import pytest
 from conftest import TEACHER
 
 from messiah.evaluator import Evaluator
+from messiah.features import SHAPE
 from messiah.tools.bench import bench_core, position_set, scalar_twin
 
 
@@ -18,7 +20,7 @@ def test_bench_reports_every_figure(tmp_path):
         in_hand = sum(sum(side) for side in board.pieces_in_hand)
         assert 2 <= in_hand <= 12
     evaluator = Evaluator(threads=1, device="cpu")
-    figures = bench_core(evaluator, positions, scalar_twin(evaluator, str(tmp_path)))
+    figures = bench_core(evaluator, positions, scalar_twin(evaluator, str(tmp_path), positions.boards))
     legal = [len(list(b.legal_moves)) for b in positions.boards]
     assert figures["mean_legal_moves"] == sum(legal) / len(legal)
     for key in ("features_us_single", "features_pos_per_s_batch", "forward_us_batch1", "moves_scored_per_s",
@@ -27,6 +29,27 @@ def test_bench_reports_every_figure(tmp_path):
     # boards are left as they were (the per-child path pushes and pops)
     assert [b.sfen() for b in positions.boards] == [b.sfen() for b in position_set(limit=4).boards]
     assert isinstance(positions.boards[0], cshogi.Board)
+
+
+def test_the_scalar_twin_is_quantized_when_the_model_is(tmp_path):
+    """The all-moves vs per-child ratio compares like with like: an int8 model's twin is int8 too."""
+    pytest.importorskip("torch")
+    import onnx
+
+    from messiah.evaluator import default_model_path
+
+    boards = position_set(limit=4).boards
+    for int8 in (True, False):
+        folder = tmp_path / ("int8" if int8 else "float")
+        folder.mkdir()
+        twin = scalar_twin(Evaluator(default_model_path(int8=int8), threads=1, device="cpu"), str(folder), boards)
+        meta = twin.session.get_modelmeta().custom_metadata_map
+        assert meta.get("messiah.precision", "float") == ("int8" if int8 else "float")
+        files = sorted(p.name for p in folder.iterdir())
+        assert files == (["twin-int8.onnx", "twin.onnx"] if int8 else ["twin.onnx"])
+        ops = {node.op_type for node in onnx.load(str(folder / files[0])).graph.node}
+        assert ("QuantizeLinear" in ops) == int8
+        assert twin.values(np.zeros((2, *SHAPE), np.float32)).shape[0] == 2
 
 
 def test_train_bench_reports_throughput_and_data_wait():

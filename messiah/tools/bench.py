@@ -366,15 +366,22 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
     return result
 
 
-def scalar_twin(evaluator: Evaluator, directory: str) -> ScalarEvaluator | None:
-    """A scalar twin with the evaluator's architecture, or None when torch is not installed."""
+def scalar_twin(evaluator: Evaluator, directory: str, boards: list[cshogi.Board]) -> ScalarEvaluator | None:
+    """A scalar twin with the evaluator's architecture and precision, or None when torch is not installed. For an
+    int8 model the twin is quantized as ``messiah quantize`` quantizes the model (its activations calibrated on
+    ``boards``), so that the all-moves and per-child figures compare int8 with int8."""
     try:
         from messiah.models.export import export_onnx
         from messiah.models.net import NetConfig, ScalarNet
+        from messiah.models.quantize import quantize_feeds
     except ImportError:
         return None
     config = NetConfig(**evaluator.config)
     path = export_onnx(ScalarNet(config), Path(directory) / "twin.onnx")
+    if evaluator.metadata.get("messiah.precision") == "int8":
+        x = np.stack([board_planes(b) for b in boards])
+        path = quantize_feeds(path, Path(directory) / "twin-int8.onnx", "scalar",
+                              lambda: [{"features": x[i : i + 32]} for i in range(0, len(x), 32)])
     threads = evaluator.session.get_session_options().intra_op_num_threads
     return ScalarEvaluator(path, threads=threads, device="cpu")
 
@@ -539,7 +546,7 @@ def bench_evaluator(cfg: EvaluatorBench) -> dict:
     positions = position_set(cfg.positions)
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = _evaluator(cfg, tmp)
-        twin = scalar_twin(evaluator, tmp)
+        twin = scalar_twin(evaluator, tmp, positions.boards)
         figures = bench_core(evaluator, positions, twin)
     figures |= {"model": evaluator.describe(), "path": str(evaluator.path), "architecture": evaluator.config,
                 "threads": cfg.threads, "providers": evaluator.providers}
@@ -547,6 +554,8 @@ def bench_evaluator(cfg: EvaluatorBench) -> dict:
         figures["device_note"] = evaluator.device_note
     if twin is None:
         figures["note"] = "torch is not installed: the per-child comparison was skipped"
+    else:  # the twin is quantized when the model is: the ratio compares like with like
+        figures["twin_precision"] = evaluator.metadata.get("messiah.precision", "float")
     return figures
 
 
