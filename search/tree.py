@@ -22,7 +22,6 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
-
 # node_f columns (float64)
 VISITS, TERMINAL = 0, 1
 # node_i columns (int64): the first edge, the number of edges, plies to the end when proven, the length of the mate
