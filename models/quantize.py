@@ -82,8 +82,16 @@ def calibration_feeds(paths: Sequence[str | os.PathLike], count: int = CALIBRATI
         board.set_hcp(h)
         legal.append(legal_move_indices(board)[1])
     x = planes(hcp_arrays(hcp))
-    return [{"features": x[i : i + CALIBRATION_BATCH], "moves": pad_indices(legal[i : i + CALIBRATION_BATCH])[0]}
-            for i in range(0, len(hcp), CALIBRATION_BATCH)]
+    return [{"features": x[rows], "moves": pad_indices([legal[i] for i in rows])[0]}
+            for rows in equal_batches(len(hcp))]
+
+
+def equal_batches(count: int, size: int = CALIBRATION_BATCH) -> list[np.ndarray]:
+    """Row indices of ``count`` positions in batches of one size, the last filled up from the first rows:
+    onnxruntime's percentile calibration stacks every batch's activations and fails on a shorter last batch."""
+    size = min(size, count)
+    rows = np.arange(-(-count // size) * size) % count
+    return [rows[i : i + size] for i in range(0, len(rows), size)]
 
 
 def quantize_onnx(src: str | os.PathLike, dst: str | os.PathLike, calibration: Sequence[str | os.PathLike],

@@ -92,3 +92,16 @@ def test_the_command_prints_only_the_written_path(tmp_path):
     done = subprocess.run([sys.executable, "-m", "messiah.cli", "quantize", str(out), str(tmp_path / "again.onnx"),
                            "--data", str(TEACHER)], capture_output=True, text=True)
     assert done.returncode == 2 and "already quantized" in done.stderr and done.stdout == ""
+
+
+def test_a_calibration_count_that_is_not_a_whole_number_of_batches(tmp_path):
+    """40 positions are a batch of 32 and 8 left over; onnxruntime's percentile calibration stacks the batches'
+    activations, and a shorter last batch made it fail: the last batch is filled up from the first positions."""
+    from messiah.models.quantize import CALIBRATION_BATCH, calibration_feeds, equal_batches, quantize_onnx
+
+    assert [len(b) for b in equal_batches(40)] == [CALIBRATION_BATCH, CALIBRATION_BATCH]
+    assert sorted(set(np.concatenate(equal_batches(40)).tolist())) == list(range(40))
+    assert [len(b) for b in equal_batches(5)] == [5]
+    assert {len(f["features"]) for f in calibration_feeds([TEACHER], 40)} == {CALIBRATION_BATCH}
+    model = quantize_onnx(default_model_path(), tmp_path / "int8.onnx", [TEACHER], 40)
+    assert Evaluator(model, threads=1).metadata["messiah.precision"] == "int8"

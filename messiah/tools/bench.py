@@ -373,7 +373,7 @@ def scalar_twin(evaluator: Evaluator, directory: str, boards: list[cshogi.Board]
     try:
         from messiah.models.export import export_onnx
         from messiah.models.net import NetConfig, ScalarNet
-        from messiah.models.quantize import quantize_feeds
+        from messiah.models.quantize import equal_batches, quantize_feeds
     except ImportError:
         return None
     config = NetConfig(**evaluator.config)
@@ -381,7 +381,7 @@ def scalar_twin(evaluator: Evaluator, directory: str, boards: list[cshogi.Board]
     if evaluator.metadata.get("messiah.precision") == "int8":
         x = np.stack([board_planes(b) for b in boards])
         path = quantize_feeds(path, Path(directory) / "twin-int8.onnx", "scalar",
-                              lambda: [{"features": x[i : i + 32]} for i in range(0, len(x), 32)])
+                              lambda: [{"features": x[rows]} for rows in equal_batches(len(x))])
     threads = evaluator.session.get_session_options().intra_op_num_threads
     return ScalarEvaluator(path, threads=threads, device="cpu")
 
