@@ -8,6 +8,7 @@ import math
 import os
 import threading
 import warnings
+from dataclasses import replace
 
 import cshogi
 import numpy as np
@@ -339,6 +340,7 @@ def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monk
     from messiah.train.rl.config import RLConfig
 
     monkeypatch.setattr(loop, "AGREEMENT_SET", tmp_path / "absent" / "test.hcpe")
+    monkeypatch.setattr(loop, "DEFAULT_OPENINGS", tmp_path / "absent" / "records.sfen")
     bare = RLConfig(out=str(tmp_path / "rl"), teacher=[], strong=[], strong_fraction=0.1, openings="")
     lines = loop.missing_data(bare)
     assert len(lines) == 4
@@ -351,6 +353,9 @@ def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monk
     full = RLConfig(out=str(tmp_path / "rl"), teacher=[str(teacher)], strong=[str(teacher)], strong_fraction=0.1,
                     openings=str(teacher))
     assert loop.missing_data(full) == []
+    # random openings chosen with --openings '' while the shared set is there: nothing is missing
+    monkeypatch.setattr(loop, "DEFAULT_OPENINGS", teacher)
+    assert loop.missing_data(replace(full, openings="")) == []
 
 
 def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):

@@ -51,7 +51,14 @@ from messiah.records.selfplay import (
     tree_file,
 )
 from messiah.train.pool import WorkerPool
-from messiah.train.rl.config import AGREEMENT_SET, RLConfig, load_config, parse_sprt, save_config
+from messiah.train.rl.config import (
+    AGREEMENT_SET,
+    DEFAULT_OPENINGS,
+    RLConfig,
+    load_config,
+    parse_sprt,
+    save_config,
+)
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
 GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
@@ -402,7 +409,7 @@ def missing_data(cfg: RLConfig) -> list[str]:
         lines.append(f"no strong games in {where}: --strong-fraction {cfg.strong_fraction} has nothing to draw")
     if not AGREEMENT_SET.exists():
         lines.append(f"no floodgate agreement figure: {AGREEMENT_SET.name} is not in {where}")
-    if not cfg.openings:
+    if not cfg.openings and not DEFAULT_OPENINGS.exists():  # --openings '' with the set there is a choice
         lines.append(f"openings: the start position and {cfg.random_plies} random plies (no shared set in {where} "
                      "and no --openings)")
     return lines
