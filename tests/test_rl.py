@@ -467,7 +467,8 @@ def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
         assert row["moves"] == len(moves) == len(node.moves)
         values = np.asarray(row["values"][: row["moves"]], np.float64)
         assert np.all((values >= 0) & (values <= 1))
-        assert row["best"] == row["played"] == int(np.argmax(node.n))
+        most = np.flatnonzero(node.n == node.n.max())  # the most visited move; a tie goes to the better mean
+        assert row["best"] == row["played"] == int(most[np.argmax(node.w[most] / node.n[most])])
         assert cshogi.move16(int(moves[row["best"]])) == int(row["bestMove16"]) & 0xFFFF
         # moves searched beyond their prior visit, to unproven positions: the mean of the search's values
         real = (node.n > 1) & np.array([getattr(node.children.get(int(m)), "terminal", None) is None
