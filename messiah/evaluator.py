@@ -77,8 +77,9 @@ class MoveScores:
 
 def softmax_weights(q: np.ndarray, temperature: float, top: np.ndarray | float | None = None) -> np.ndarray:
     """exp((q - top) / temperature): the softmax of move scores before it is normalised, ``top`` the largest
-    score (or, for several positions' moves laid end to end, each move's own position's largest). PUCT's prior,
-    self-play's exploration and a Strength level's choice all draw from it."""
+    score (or, for several positions' moves laid end to end, each move's own position's largest). Self-play's
+    exploration and a Strength level's choice draw from it; PUCT's prior is the same exp, its argument made for a
+    whole batch of positions in compiled code (``search.tree._centred``)."""
     return np.exp((q - (q.max() if top is None else top)) / temperature)
 
 
