@@ -261,7 +261,8 @@ class ScalarEvaluator:
     """The scalar twin: one win rate per position. Only the benchmark uses it."""
 
     def __init__(self, path: str | os.PathLike, threads: int = 0, device: str = "auto"):
-        self.session, *_ = open_session(path, "scalar", threads, device)
+        self.session, meta, *_ = open_session(path, "scalar", threads, device)
+        self.precision = meta.get("messiah.precision", "float")  # "int8" for a quantized twin
 
     def values(self, features: np.ndarray) -> np.ndarray:
         return self.session.run(None, {"features": features})[0]

@@ -20,7 +20,7 @@ def test_bench_reports_every_figure(tmp_path):
         in_hand = sum(sum(side) for side in board.pieces_in_hand)
         assert 2 <= in_hand <= 12
     evaluator = Evaluator(threads=1, device="cpu")
-    figures = bench_core(evaluator, positions, scalar_twin(evaluator, str(tmp_path), positions.boards))
+    figures = bench_core(evaluator, positions, scalar_twin(evaluator, str(tmp_path), positions))
     legal = [len(list(b.legal_moves)) for b in positions.boards]
     assert figures["mean_legal_moves"] == sum(legal) / len(legal)
     for key in ("features_us_single", "features_pos_per_s_batch", "forward_us_batch1", "moves_scored_per_s",
@@ -38,11 +38,11 @@ def test_the_scalar_twin_is_quantized_when_the_model_is(tmp_path):
 
     from messiah.evaluator import default_model_path
 
-    boards = position_set(limit=4).boards
+    positions = position_set(limit=4)
     for int8 in (True, False):
         folder = tmp_path / ("int8" if int8 else "float")
         folder.mkdir()
-        twin = scalar_twin(Evaluator(default_model_path(int8=int8), threads=1, device="cpu"), str(folder), boards)
+        twin = scalar_twin(Evaluator(default_model_path(int8=int8), threads=1, device="cpu"), str(folder), positions)
         meta = twin.session.get_modelmeta().custom_metadata_map
         assert meta.get("messiah.precision", "float") == ("int8" if int8 else "float")
         files = sorted(p.name for p in folder.iterdir())

@@ -366,10 +366,10 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
     return result
 
 
-def scalar_twin(evaluator: Evaluator, directory: str, boards: list[cshogi.Board]) -> ScalarEvaluator | None:
+def scalar_twin(evaluator: Evaluator, directory: str, positions: PositionSet) -> ScalarEvaluator | None:
     """A scalar twin with the evaluator's architecture and precision, or None when torch is not installed. For an
     int8 model the twin is quantized as ``messiah quantize`` quantizes the model (its activations calibrated on
-    ``boards``), so that the all-moves and per-child figures compare int8 with int8."""
+    ``positions``), so that the all-moves and per-child figures compare int8 with int8."""
     try:
         from messiah.models.export import export_onnx
         from messiah.models.net import NetConfig, ScalarNet
@@ -379,7 +379,7 @@ def scalar_twin(evaluator: Evaluator, directory: str, boards: list[cshogi.Board]
     config = NetConfig(**evaluator.config)
     path = export_onnx(ScalarNet(config), Path(directory) / "twin.onnx")
     if evaluator.metadata.get("messiah.precision") == "int8":
-        x = np.stack([board_planes(b) for b in boards])
+        x = planes(hcp_arrays(positions.hcps))
         path = quantize_feeds(path, Path(directory) / "twin-int8.onnx", "scalar",
                               lambda: [{"features": x[rows]} for rows in equal_batches(len(x))])
     threads = evaluator.session.get_session_options().intra_op_num_threads
@@ -546,7 +546,7 @@ def bench_evaluator(cfg: EvaluatorBench) -> dict:
     positions = position_set(cfg.positions)
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = _evaluator(cfg, tmp)
-        twin = scalar_twin(evaluator, tmp, positions.boards)
+        twin = scalar_twin(evaluator, tmp, positions)
         figures = bench_core(evaluator, positions, twin)
     figures |= {"model": evaluator.describe(), "path": str(evaluator.path), "architecture": evaluator.config,
                 "threads": cfg.threads, "providers": evaluator.providers}
@@ -555,7 +555,7 @@ def bench_evaluator(cfg: EvaluatorBench) -> dict:
     if twin is None:
         figures["note"] = "torch is not installed: the per-child comparison was skipped"
     else:  # the twin is quantized when the model is: the ratio compares like with like
-        figures["twin_precision"] = evaluator.metadata.get("messiah.precision", "float")
+        figures["twin_precision"] = twin.precision
     return figures
 
 
