@@ -387,6 +387,36 @@ def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):
         del os.environ["MESSIAH_RL_INPROCESS"]
 
 
+def test_search_bootstrap_flips_the_next_positions_recorded_root_value(tmp_path, monkeypatch):
+    """--bootstrap search: at lambda 0 a move's return is 1 - the root value the self-play search recorded for the
+    next position (the net's values play no part); --bootstrap net's differ."""
+    from messiah.errors import UserError
+    from messiah.models.export import export_onnx
+    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.loop import selfplay
+
+    with pytest.raises(UserError, match="double-dqn"):
+        tiny(tmp_path, bootstrap="search", double_dqn=True)
+    monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
+    cfg = tiny(tmp_path, bootstrap="search", lam=0.0, resign=0.0, max_ply=30)
+    (tmp_path / "rl").mkdir()
+    selfplay(cfg, 1, export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx"))
+    window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
+    window.compute_targets(Learner(cfg, initial_net(cfg)).values, cfg)
+    records = window.records(np.arange(len(window)))
+    value, flags, game = np.asarray(records["value"]), np.asarray(records["flags"]), np.asarray(records["game"])
+    inside = np.flatnonzero(game[:-1] == game[1:])  # rows followed by a position of the same game
+    assert len(inside) > 20
+    proven = (flags[inside + 1] & PROVEN) != 0
+    expected = np.where(proven, 0.0, 1.0 - value[inside + 1])
+    np.testing.assert_allclose(window.targets[inside], expected, atol=1e-6)
+
+    by_net = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
+    net_cfg = replace(cfg, bootstrap="net")
+    by_net.compute_targets(Learner(net_cfg, initial_net(net_cfg)).values, net_cfg)
+    assert not np.allclose(by_net.targets[inside], expected, atol=1e-3)
+
+
 def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_path, monkeypatch):
     import messiah.train.rl.learner as learner_module
     from messiah.errors import UserError

@@ -105,6 +105,10 @@ class RLConfig(Training):
     """Watkins's Q(lambda) cuts the trace at exploratory moves; Peng's does not"""
     double_dqn: bool = False
     """bootstrap with Q_target(s, argmax_a Q_online(s, a)) instead of max_a Q_target(s, a)"""
+    bootstrap: Literal["net", "search"] = "net"
+    """V(s) that the lambda-returns bootstrap from: 'net', the target net's max_a Q_target(s, a) (one ply, made
+    anew as the net learns), or 'search', the root value the self-play search gave s when the game was played
+    (--nodes visits deep, fixed at the time; a proven mate is 1 either way)"""
     target_every: int = 0
     """learner steps between target-network refreshes (0: once per generation)"""
     window: int = 200_000
@@ -191,6 +195,8 @@ class RLConfig(Training):
             raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:
             parse_sprt(self.gate_sprt)
+        if self.double_dqn and self.bootstrap == "search":
+            raise UserError("--double-dqn chooses the target net's move: it has no meaning with --bootstrap search")
         if self.rollback and not self.verify_every:
             raise UserError("--rollback acts on the verifications: give --verify-every N as well")
 

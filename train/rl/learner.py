@@ -13,7 +13,8 @@ the newest ``window`` self-play positions (whole games). A self-play row's loss:
 
 The lambda-returns of the whole window are computed whenever the target network changes (per generation,
 or every ``target_every`` steps): V(s) = max_a Q_target(s, a) of every window position in one sweep (or,
-with double DQN, Q_target at the online net's argmax), then the backward recursion per game.
+with double DQN, Q_target at the online net's argmax; with ``--bootstrap search`` the root value each position's
+self-play search recorded), then the backward recursion per game.
 
 A model to start from may be an ONNX file (the shipped default has no checkpoint), loaded for training by
 :func:`messiah.models.from_onnx.net_from_onnx`.
@@ -222,7 +223,10 @@ class Learner:
     @torch.no_grad()
     def values(self, records: np.ndarray) -> np.ndarray:
         """V(s) of each record's position for its side to move: max_a Q_target(s, a), or with double DQN
-        Q_target(s, argmax_a Q_online(s, a))."""
+        Q_target(s, argmax_a Q_online(s, a)); with ``--bootstrap search`` the root value its self-play search
+        recorded."""
+        if self.cfg.bootstrap == "search":
+            return np.asarray(records["value"], np.float64)
         arrays, legal = positions(records)
         padded, mask = pad_indices([idx for _, idx in legal])
         x = torch.from_numpy(planes(arrays)).to(self.proc.device)

@@ -1,9 +1,9 @@
 """Lambda-returns for Q(lambda) in a two-player zero-sum game, on the 0..1 win-rate scale (docs/method.md section 3).
 
 For the moves a_0 .. a_{n-1} played from positions s_0 .. s_{n-1} of one game, with V(s) the value of s for its
-side to move (max_a Q_target(s, a), or the double-DQN choice), the value of the next position is seen from the
-other side (negamax): ``flip(x) = 0.5 + gamma * (0.5 - x)``, which is ``1 - x`` for gamma = 1 and discounts
-toward the draw value otherwise. Accumulated backwards through the game:
+side to move (max_a Q_target(s, a), the double-DQN choice, or the self-play search's root value), the value of
+the next position is seen from the other side (negamax): ``flip(x) = 0.5 + gamma * (0.5 - x)``, which is
+``1 - x`` for gamma = 1 and discounts toward the draw value otherwise. Accumulated backwards through the game:
 
     G_{n-1} = the game's result for the side that played a_{n-1} (exact, not discounted), or, for a game
               truncated at the maximum ply, flip(V(s_n)) (its last position bootstraps)
