@@ -404,11 +404,10 @@ def test_search_bootstrap_flips_the_next_positions_recorded_root_value(tmp_path,
     window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
     window.compute_targets(Learner(cfg, initial_net(cfg)).values, cfg)
     records = window.records(np.arange(len(window)))
-    value, flags, game = np.asarray(records["value"]), np.asarray(records["flags"]), np.asarray(records["game"])
+    value, game = np.asarray(records["value"]), np.asarray(records["game"])
     inside = np.flatnonzero(game[:-1] == game[1:])  # rows followed by a position of the same game
     assert len(inside) > 20
-    proven = (flags[inside + 1] & PROVEN) != 0
-    expected = np.where(proven, 0.0, 1.0 - value[inside + 1])
+    expected = 1.0 - value[inside + 1]  # a proven position's recorded value is already 1
     np.testing.assert_allclose(window.targets[inside], expected, atol=1e-6)
 
     by_net = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)

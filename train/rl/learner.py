@@ -223,8 +223,8 @@ class Learner:
     @torch.no_grad()
     def values(self, records: np.ndarray) -> np.ndarray:
         """V(s) of each record's position for its side to move: max_a Q_target(s, a), or with double DQN
-        Q_target(s, argmax_a Q_online(s, a)); with ``--bootstrap search`` the root value its self-play search
-        recorded."""
+        Q_target(s, argmax_a Q_online(s, a)); with ``--bootstrap search`` the value self-play recorded: its
+        search's root value (a truncated game's final position, never searched: the actor net's max Q)."""
         if self.cfg.bootstrap == "search":
             return np.asarray(records["value"], np.float64)
         arrays, legal = positions(records)
