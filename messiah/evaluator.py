@@ -87,6 +87,9 @@ def _has_library(*names: str) -> bool:
     return any(ctypes.util.find_library(n) for n in names)
 
 
+DEVICES = ("auto", "cuda", "tensorrt", "cpu")  # what ``device`` may say; the engine's Device option offers them
+
+
 def choose_providers(device: str = "auto") -> list:
     """Execution providers for ``device``: "auto" (GPU if usable, else CPU), "cuda", "tensorrt", "cpu"."""
     available = ort.get_available_providers()
@@ -100,8 +103,8 @@ def choose_providers(device: str = "auto") -> list:
                                                      "trt_engine_cache_path": str(cache)}))
     if device in ("auto", "cuda", "tensorrt") and "CUDAExecutionProvider" in available and gpu_driver:
         wanted.append("CUDAExecutionProvider")
-    if device not in ("auto", "cuda", "tensorrt", "cpu"):
-        raise UserError(f"unknown device {device!r}: use auto, cuda, tensorrt or cpu")
+    if device not in DEVICES:
+        raise UserError(f"unknown device {device!r}: use {', '.join(DEVICES)}")
     return [*wanted, "CPUExecutionProvider"]
 
 

@@ -26,6 +26,8 @@ def test_bench_reports_every_figure(tmp_path):
     for key in ("features_us_single", "features_pos_per_s_batch", "forward_us_batch1", "moves_scored_per_s",
                 "per_child_moves_scored_per_s", "all_moves_vs_per_child_ratio"):
         assert figures[key] > 0, key
+    assert set(figures["forward_per_s"]) == {"batch1", "batch8", "batch32", "batch128", "batch512"}
+    assert all(rate > 0 for rate in figures["forward_per_s"].values())
     # boards are left as they were (the per-child path pushes and pops)
     assert [b.sfen() for b in positions.boards] == [b.sfen() for b in position_set(limit=4).boards]
     assert isinstance(positions.boards[0], cshogi.Board)

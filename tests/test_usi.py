@@ -101,6 +101,23 @@ def test_bad_option_values_are_reported():
     assert out[-1] == "bestmove resign"
 
 
+def test_device_option_chooses_where_the_network_runs():
+    """Device cpu runs the shipped model's int8 copy on the CPU whatever the machine has; an unknown device is
+    refused and the option stays as it was."""
+    e, out = engine()
+    e.handle("usi")
+    assert "option name Device type combo default auto var auto var cuda var tensorrt var cpu" in out
+    e.handle("setoption name Device value gpu")
+    assert out[-1].startswith("info string error") and "Device" in out[-1]
+    e.handle("setoption name Device value cpu")
+    e.handle("isready")
+    assert out[-1] == "readyok"
+    assert e.evaluator.providers == ["CPUExecutionProvider"]
+    assert e.evaluator.path.name == "default-int8.onnx"
+    go(e, "go nodes 50")
+    assert out[-1].startswith("bestmove ") and out[-1] != "bestmove resign"
+
+
 def test_mate_in_one_is_played():
     problems = [line.split("\t") for line in (MATES / "mate1.tsv").read_text().splitlines()[:20]]
     e, out = engine()

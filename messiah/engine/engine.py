@@ -80,11 +80,12 @@ def root_parallel(settings: Settings) -> bool:
 
 
 def load_evaluator(settings: Settings) -> Evaluator:
-    """The model of ModelPath, warmed up, on onnxruntime's threads (Threads for alpha-beta, 1 for the bandit
-    searches, whose Threads are processes); UsiError saying why it cannot load."""
+    """The model of ModelPath, warmed up, on Device and onnxruntime's threads (Threads for alpha-beta, 1 for the
+    bandit searches, whose Threads are processes); UsiError saying why it cannot load."""
     path = None if settings["ModelPath"] == DEFAULT_MODEL else settings["ModelPath"]
     try:
-        evaluator = Evaluator(path, threads=1 if root_parallel(settings) else settings["Threads"])
+        evaluator = Evaluator(path, threads=1 if root_parallel(settings) else settings["Threads"],
+                              device=settings["Device"])
     except (ModelError, OSError) as e:  # what a model file or its path can be wrong with (too long, a directory)
         raise UsiError(f"cannot load the model: {one_line(e)}") from None
     evaluator.score(cshogi.Board())  # warm up: a failure here is a bug in messiah, and keeps its traceback

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from messiah.engine.book import NO_BOOK, BookRules
 from messiah.engine.strength import LEVELS
 from messiah.engine.timeman import GAME_PLY_HORIZON, MIN_MOVES_TO_GO, NETWORK_DELAY2
+from messiah.evaluator import DEVICES
 from messiah.protocol import INTEGER, UsiError, parse_int
 from messiah.rules import DEFAULT_ENTERING_KING_RULE, ENTERING_KING_RULES, GameRules
 from messiah.search import DEFAULT_SEARCH, SEARCHERS, Searcher, search_options
@@ -63,6 +64,8 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
     return {
         "ModelPath": Option("filename", DEFAULT_MODEL),
         "Threads": Option("spin", 1, 1, 256),
+        # where the network runs: auto is a GPU when onnxruntime-gpu can use one, else the CPU (evaluator.py)
+        "Device": Option("combo", "auto", choices=DEVICES),
         "Search": Option("combo", DEFAULT_SEARCH, choices=tuple(searchers)),
         "USI_Hash": Option("spin", 256, 1, 65536),  # MB, sized by the searcher (Searcher.set_hash)
         "USI_Ponder": Option("check", False),  # also whether bestmove names a ponder move (cshogi.cli ponders on it)

@@ -131,7 +131,7 @@ class UsiEngine:
         if name == "WriteDebugLog":
             self._open_log(parsed)
         self.options[name] = parsed
-        if name in ("ModelPath", "Threads", "Search"):  # Threads: onnxruntime's for alpha-beta only
+        if name in ("ModelPath", "Device", "Threads", "Search"):  # Threads: onnxruntime's for alpha-beta only
             self.evaluator = None
         self._drop_engine()
 

@@ -28,13 +28,14 @@ import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Literal
 
 import cshogi
 import numpy as np
 
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
-from messiah.evaluator import Evaluator, ScalarEvaluator, default_model_path
+from messiah.evaluator import DEVICES, Evaluator, ScalarEvaluator, default_model_path
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
 from messiah.moves import legal_move_indices, pad_indices
 from messiah.paths import SHARED_DATA
@@ -56,6 +57,8 @@ class EvaluatorBench:
     """ONNX model (default: the shipped one)"""
     threads: int = 1
     """onnxruntime intra-op threads"""
+    device: Literal[DEVICES] = "auto"
+    """where the network runs, as the engine's Device option: auto (a GPU when usable), cuda, tensorrt, cpu"""
     positions: str = setting(str(DEFAULT_POSITIONS), shown=SHOWN_POSITIONS)
     """hcpe file the fixed position set is drawn from"""
     arch: str | None = None
@@ -232,6 +235,8 @@ BATCH_POSITIONS = 16384  # the batch feature figures convert the position set re
 BATCH_CHUNK = 1024  # positions a planes() call converts in the batch feature figures
 CHEAP_CALLS = 20  # calls a timing round of the loops of a few microseconds a position (features, legal moves)
 CALLS = 3  # calls a timing round of the other loops
+FORWARD_BATCHES = (1, 8, 32, 128, 512)  # batch sizes of the forward-pass figures: a search's leaf batches, and a GPU's
+FORWARD_POSITIONS = 2048  # positions each forward-pass figure runs through, in batches of its size
 
 Loops = dict[str, Callable[[], None]]  # a figure's name -> one pass of its work over the position set
 
@@ -361,9 +366,24 @@ def bench_core(evaluator: Evaluator, positions: PositionSet, twin: ScalarEvaluat
         "score_us_single": t_score / k * 1e6,
         "moves_scored_per_s": n_moves.sum() / t_score,
     }
+    result["forward_per_s"] = forward_rates(evaluator, boards, legal)
     if twin is not None:
         result |= _per_child_figures(loops | _per_child_loops(twin, boards, legal, n_moves), n_moves)
     return result
+
+
+def forward_rates(evaluator: Evaluator, boards: list[cshogi.Board], legal: list[tuple[np.ndarray, np.ndarray]],
+                  batches: tuple[int, ...] = FORWARD_BATCHES) -> dict[str, float]:
+    """Positions a second of the forward pass alone (:meth:`Evaluator.run`, features made beforehand) at each
+    batch size, over ``boards`` repeated to about FORWARD_POSITIONS: where a GPU pays for itself."""
+    feats = np.stack([board_planes(b) for b in boards])
+    order = np.resize(np.arange(len(boards)), max(FORWARD_POSITIONS, max(batches)))
+    rates = {}
+    for batch in batches:
+        calls = [(feats[rows], pad_indices([legal[i][1] for i in rows])[0])
+                 for rows in np.array_split(order, len(order) // batch)]
+        rates[f"batch{batch}"] = len(order) / _per_call(lambda c=calls: [evaluator.run(f, idx) for f, idx in c], 1)
+    return rates
 
 
 def scalar_twin(evaluator: Evaluator, directory: str, positions: PositionSet) -> ScalarEvaluator | None:
@@ -538,7 +558,8 @@ def bench_clock(cfg: ClockBench, opening: list[str] | None = None) -> dict:
 
 
 def _evaluator(cfg: EvaluatorBench, directory: str) -> Evaluator:
-    return Evaluator(random_model(cfg.arch, directory) if cfg.arch else cfg.model, threads=cfg.threads)
+    return Evaluator(random_model(cfg.arch, directory) if cfg.arch else cfg.model, threads=cfg.threads,
+                     device=cfg.device)
 
 
 def bench_evaluator(cfg: EvaluatorBench) -> dict:
@@ -565,9 +586,9 @@ def bench_searches(cfg: SearchBench) -> dict:
     with tempfile.TemporaryDirectory() as tmp:
         evaluator = _evaluator(cfg, tmp)
         figures = bench_search(evaluator, positions, cfg.movetime / 1000, list(SEARCH_NAMES),
-                               tuple(cfg.batch_size) or None, cfg.options)
+                               tuple(cfg.batch_size) or None, {"Device": cfg.device, **cfg.options})
     return {"search": figures, "positions": len(positions.boards), "model": evaluator.describe(),
-            "threads": cfg.threads}
+            "threads": cfg.threads, "providers": evaluator.providers}
 
 
 CHOICE_FILES = (DEFAULT_POSITIONS, SHARED_DATA / "teacher" / "teacher_s7.hcpe")
