@@ -211,6 +211,14 @@ class Evaluator:
         self.positions = 0
         self.seconds = 0.0
         self._one = np.zeros((1, *SHAPE), np.float32)
+        self.gpu_batch = 0  # on a GPU, the one batch size every pass runs at (:meth:`set_batch`); 0: as given
+
+    def set_batch(self, batch: int) -> None:
+        """On a GPU, run every pass at ``batch`` positions: smaller inputs are padded, larger ones split. cuDNN
+        plans a convolution again whenever its input's shape differs from the last pass's, which on an H100
+        cost 14 to 90 ms a change against 0.3 ms for a whole pass at batch 8 (docs/benchmarks.md, "On a GPU"),
+        so a search whose leaf batches vary in size ran at a hundredth of its speed. No effect on the CPU."""
+        self.gpu_batch = batch if self.provider != "CPU" else 0
 
     @property
     def provider(self) -> str:
@@ -223,11 +231,24 @@ class Evaluator:
     def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """Raw call: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M)."""
         start = time.perf_counter()
-        q = self.session.run(None, {"features": features, "moves": indices})[0]
+        if self.gpu_batch and len(features) != self.gpu_batch:
+            q = self._run_fixed(features, indices)
+        else:
+            q = self.session.run(None, {"features": features, "moves": indices})[0]
         self.seconds += time.perf_counter() - start
         self.calls += 1
         self.positions += len(features)
         return q
+
+    def _run_fixed(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """:meth:`run`'s passes at ``gpu_batch`` rows each, the last one padded with empty positions."""
+        b, n = self.gpu_batch, len(features)
+        feats = np.zeros((-(-n // b) * b, *SHAPE), np.float32)
+        feats[:n] = features
+        moves = np.zeros((len(feats), indices.shape[1]), indices.dtype)
+        moves[:n] = indices
+        return np.concatenate([self.session.run(None, {"features": feats[i : i + b], "moves": moves[i : i + b]})[0]
+                               for i in range(0, len(feats), b)])[:n]
 
     def score(self, board: cshogi.Board) -> MoveScores:
         """All legal moves of ``board`` with their Q. A position with no legal move gets empty arrays

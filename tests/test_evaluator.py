@@ -177,3 +177,25 @@ def test_a_gpu_provider_that_cannot_load_names_what_is_missing(monkeypatch, capf
     assert note is not None and "\n" not in note and note.endswith("using the CPU")
     assert "CUDA not used" in note and "missing lib" in note and ".so" in note
     assert capfd.readouterr() == ("", "")
+
+
+def test_passes_at_a_fixed_batch_size_score_as_the_inputs_alone():
+    """On a GPU every pass runs at the search's BatchSize (Evaluator.set_batch): fewer rows are padded with empty
+    positions, more are split. The scores of the real rows must not change. The padding is tried on the CPU by
+    setting the batch size directly (set_batch itself leaves a CPU evaluator alone)."""
+    evaluator = Evaluator(threads=1, device="cpu")
+    evaluator.set_batch(8)
+    assert evaluator.gpu_batch == 0
+    boards = [cshogi.Board()]
+    for move in ("7g7f", "3c3d", "8h2b+", "3a2b", "B*4e"):
+        boards.append(cshogi.Board(boards[-1].sfen()))
+        boards[-1].push_usi(move)
+    feats = np.stack([board_planes(b) for b in boards])
+    rows = [legal_move_indices(b)[1] for b in boards]
+    width = max(len(r) for r in rows)
+    indices = np.stack([np.pad(r, (0, width - len(r))) for r in rows])
+    alone = evaluator.run(feats, indices)
+    for batch in (4, 6, 16):
+        evaluator.gpu_batch = batch
+        assert np.allclose(evaluator.run(feats, indices), alone, atol=1e-6), batch
+        assert evaluator.run(feats[:1], indices[:1]).shape == (1, width)

@@ -3,6 +3,7 @@
 # by batch on the GPU and on the CPU, the bandit searches at BatchSize 8/32/128 and Threads 1/2/4/8, then the
 # fastest GPU setting against the CPU default in a match until DEADLINE_S. Results go to $OUT.
 # The machine has no onnxruntime-gpu and no cshogi: .gpu/ carries them (docs/gpu/README.md says how it is made).
+# At most 8 files come back from $OUT: gpu.txt, evaluator.jsonl, search.jsonl, match.json, match.log (+ the caller's log).
 set -u
 export PYTHONUNBUFFERED=1
 OUT=${OUT:-/tmp/out}; mkdir -p "$OUT"
@@ -43,17 +44,20 @@ PY
 [ "${PIPESTATUS[0]}" = 0 ] || { log "sanity failed"; exit 1; }
 
 log "evaluator: forward pass by batch"
-messiah bench evaluator --json --positions .gpu/pos200.hcpe --device cuda > "$OUT/evaluator-cuda.json"
-messiah bench evaluator --json --positions .gpu/pos200.hcpe --device cpu > "$OUT/evaluator-cpu-int8.json"
-messiah bench evaluator --json --positions .gpu/pos200.hcpe --device cpu --model messiah/data/default.onnx > "$OUT/evaluator-cpu-float.json"
+E="$OUT/evaluator.jsonl"; : > "$E"
+for args in "--device cuda" "--device cpu" "--device cpu --model messiah/data/default.onnx"; do
+  messiah bench evaluator --json --positions .gpu/pos200.hcpe $args | python3 -c "import json,sys; print(json.dumps(json.load(sys.stdin)))" >> "$E"
+done
 log "cuDNN's convolution algorithm search: the first call at each new batch size, and the steady rate"
-python3 - <<'PY' 2>&1 | tee "$OUT/cudnn.txt"
+python3 - <<'PY' 2>&1 | tee -a "$OUT/gpu.txt"
 import time, numpy as np, onnxruntime as ort
 from messiah.features import SHAPE
 x = np.random.default_rng(0).random((128, *SHAPE), dtype=np.float32)
 idx = np.zeros((128, 80), np.int64)
 for mode in ("EXHAUSTIVE", "HEURISTIC", "DEFAULT"):
-    s = ort.InferenceSession("messiah/data/default.onnx", providers=[("CUDAExecutionProvider", {"cudnn_conv_algo_search": mode}), "CPUExecutionProvider"])
+    quiet = ort.SessionOptions()
+    quiet.log_severity_level = 3  # not a warning a call ("Conv running in Fallback mode")
+    s = ort.InferenceSession("messiah/data/default.onnx", quiet, providers=[("CUDAExecutionProvider", {"cudnn_conv_algo_search": mode}), "CPUExecutionProvider"])
     t = time.perf_counter()
     for b in range(1, 129):
         s.run(None, {"features": x[:b], "moves": idx[:b]})
@@ -80,7 +84,7 @@ for t in 1 2 4 8; do
     | python3 -c "import json,sys; d=json.load(sys.stdin); d.update(device='cuda', threads=$t); print(json.dumps(d))" >> "$S"
   log "cuda threads $t done"
 done
-python3 - "$S" <<'PY' | tee "$OUT/search-table.txt"
+python3 - "$S" <<'PY'
 import json, sys
 for line in open(sys.argv[1]):
     d = json.loads(line)

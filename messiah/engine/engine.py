@@ -112,6 +112,7 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     most, :func:`search_processes`), each with the searcher these settings build on one thread
     (:func:`helper_searcher`)."""
     searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings)
+    evaluator.set_batch(settings["BatchSize"] if root_parallel(settings) else 1)
     processes = search_processes(settings)
     searcher.set_hash(max(1, settings["USI_Hash"] // processes))  # USI_Hash is the whole engine's memory
     # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
