@@ -382,6 +382,8 @@ class Actor:
             batcher = LeafBatcher(self.evaluator, len(group)) if len(group) > 1 else None
             searchers = [make_game_searcher(self.cfg, BatchedEvaluator(batcher) if batcher else self.evaluator)
                          for _ in group]
+            if batcher:  # on a GPU, the shared passes at one size: all the games' leaves (Evaluator.set_batch)
+                self.evaluator.set_batch(len(group) * self.cfg.search_batch)
             lock = threading.Lock()
             errors: list[BaseException] = []
 
