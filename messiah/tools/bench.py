@@ -434,17 +434,14 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
 
     bare = 1.0 / (_per_call(lambda: [evaluator.score(b) for b in positions.boards], 1) / len(positions.boards))
     out = {"movetime_ms": movetime * 1000, "bare_score_per_s": bare}
-    feats = np.stack([board_planes(b) for b in positions.boards])
-    indices = [legal_move_indices(b)[1] for b in positions.boards]
+    legal = [legal_move_indices(b) for b in positions.boards]
 
     def bare_rate(batch: int) -> float:
         """Positions a second of the forward passes alone (Evaluator.run) at ``batch``, over the same positions:
         what a search could reach if its tree cost nothing."""
         key = f"forward_batch{batch}_per_s"
         if key not in out:
-            calls = [(feats[i : i + batch], pad_indices(indices[i : i + batch])[0])
-                     for i in range(0, len(feats), batch)]
-            out[key] = len(feats) / _per_call(lambda: [evaluator.run(f, idx) for f, idx in calls], 1)
+            out[key] = forward_rates(evaluator, positions.boards, legal, (batch,))[f"batch{batch}"]
         return out[key]
 
     sizes = batch_sizes or (engine_settings(options)["BatchSize"],)
