@@ -1,7 +1,8 @@
 #!/bin/bash
 # Issue 33's GPU figures in one run on a lent GPU machine (16 cores, no network): the evaluator's forward pass
 # by batch on the GPU and on the CPU, the bandit searches at BatchSize 8/32/128 and Threads 1/2/4/8, then the
-# fastest GPU setting against the CPU default in a match until DEADLINE_S. Results go to $OUT.
+# fastest GPU setting against the CPU default in a match until DEADLINE_S (MATCH="4 32": only the match, at Threads 4,
+# BatchSize 32). Results go to $OUT.
 # The machine has no onnxruntime-gpu and no cshogi: .gpu/ carries them (docs/gpu/README.md says how it is made).
 # At most 8 files come back from $OUT: gpu.txt, evaluator.jsonl, search.jsonl, match.json, match.log (+ the caller's log).
 set -u
@@ -43,6 +44,9 @@ if e.evaluator.provider != os.environ.get("WANT", "CUDA"):  # WANT=CPU tries the
 PY
 [ "${PIPESTATUS[0]}" = 0 ] || { log "sanity failed"; exit 1; }
 
+if [ -n "${MATCH:-}" ]; then  # MATCH="THREADS BATCH": straight to the match with that CUDA setting
+  read BEST_T BEST_B <<< "$MATCH"
+else
 log "evaluator: forward pass by batch"
 E="$OUT/evaluator.jsonl"; : > "$E"
 for args in "--device cuda" "--device cpu" "--device cpu --model messiah/data/default.onnx"; do
@@ -103,6 +107,7 @@ best = max(((d["search"][k]["positions_evaluated_per_s"], d["threads"], int(k.sp
 print(best[1], best[2])
 PY
 )
+fi
 JOBS=$(( 16 / (BEST_T + 1) )); [ "$JOBS" -gt 6 ] && JOBS=6
 log "match: CUDA puct Threads $BEST_T BatchSize $BEST_B against the CPU default, $JOBS at a time, $(left) s left"
 timeout $(( $(left) - 20 )) messiah match --engine "$USI" --option Device=cuda --option Threads=$BEST_T \
