@@ -13,7 +13,7 @@ from messiah.evaluator import Evaluator, ModelError, ScalarEvaluator, choose_pro
 from messiah.features import board_planes  # noqa: E402
 from messiah.models.export import export_onnx  # noqa: E402
 from messiah.models.net import AllMovesNet, NetConfig, ScalarNet  # noqa: E402
-from messiah.moves import legal_move_indices  # noqa: E402
+from messiah.moves import legal_move_indices, pad_indices  # noqa: E402
 
 TINY = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
 
@@ -191,9 +191,8 @@ def test_passes_at_a_fixed_batch_size_score_as_the_inputs_alone():
         boards.append(cshogi.Board(boards[-1].sfen()))
         boards[-1].push_usi(move)
     feats = np.stack([board_planes(b) for b in boards])
-    rows = [legal_move_indices(b)[1] for b in boards]
-    width = max(len(r) for r in rows)
-    indices = np.stack([np.pad(r, (0, width - len(r))) for r in rows])
+    indices = pad_indices([legal_move_indices(b)[1] for b in boards])[0]
+    width = indices.shape[1]
     alone = evaluator.run(feats, indices)
     for batch in (4, 6, 16):
         evaluator.gpu_batch = batch
