@@ -92,3 +92,39 @@ def test_export_leaves_the_module_in_its_mode(tmp_path):
         net = AllMovesNet(tiny).train(training)
         export_onnx(net, tmp_path / "m.onnx")
         assert net.training == training and all(m.training == training for m in net.modules())
+
+
+def test_widen_keeps_the_function_and_its_new_channels_learn():
+    from messiah.models.from_onnx import calibration_positions
+    from messiah.models.widen import widen
+
+    torch.manual_seed(1)
+    narrow = AllMovesNet(CFG)
+    narrow.train()
+    with torch.no_grad():  # batch norms with trained-looking statistics
+        for p in narrow.parameters():
+            p.add_(0.1 * torch.randn_like(p))
+        narrow(torch.from_numpy(calibration_positions(64, seed=2)))
+    narrow.eval()
+    wide = widen(narrow, 16).eval()
+    assert wide.config.channels == 16 and wide.backbone.blocks[0].a[0].weight.shape == (16, 16, 3, 3)
+    x = torch.from_numpy(calibration_positions(32, seed=3))
+    moves = torch.from_numpy(possible_indices()[:40]).repeat(32, 1)
+    with torch.no_grad():
+        z_narrow = narrow.move_logits(narrow(x), moves)
+        z_wide = wide.move_logits(wide(x), moves)
+    assert z_narrow.abs().max() > 0.1  # not a trivially zero net
+    torch.testing.assert_close(z_wide, z_narrow, atol=1e-5, rtol=1e-5)
+    # the new channels are live below, and the zero weights that read them get gradients at once
+    assert wide.backbone.stem(x)[:, 8:].abs().sum() > 0
+    wide.train()
+    wide.move_logits(wide(x), moves).square().mean().backward()
+    reads_new = wide.backbone.head[0].weight.grad[:, 8:]
+    assert torch.all(wide.backbone.head[0].weight[:, 8:] == 0) and reads_new.abs().sum() > 0
+
+
+def test_widen_refuses_to_narrow():
+    from messiah.models.widen import widen
+
+    with pytest.raises(ValueError, match="cannot widen"):
+        widen(AllMovesNet(CFG), 4)

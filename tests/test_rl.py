@@ -197,6 +197,26 @@ def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
     assert ((h_train - h_eval).norm() / h_eval.norm()).item() < 0.2
 
 
+def test_a_run_given_a_narrower_model_and_more_channels_widens_it_and_keeps_its_play(tmp_path):
+    from messiah.models.config import NetConfig
+    from messiah.models.export import export_onnx
+    from messiah.models.from_onnx import calibration_positions, net_from_onnx
+    from messiah.train.rl.learner import initial_net
+
+    small = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
+    trained = initial_net(tiny(tmp_path, net=small)).train()
+    with torch.no_grad():  # batch norms with non-trivial statistics, as after training
+        trained(torch.from_numpy(calibration_positions(64, seed=1)))
+    path = export_onnx(trained, tmp_path / "m.onnx")
+    narrow = net_from_onnx(path).eval()
+    wide = initial_net(tiny(tmp_path, init=str(path), net=replace(small, channels=12))).eval()
+    same = initial_net(tiny(tmp_path, init=str(path))).eval()  # as many channels as the model: as it is
+    assert (wide.config.channels, same.config.channels) == (12, 8)
+    x = torch.from_numpy(calibration_positions(16, seed=4))
+    with torch.no_grad():
+        torch.testing.assert_close(wide(x), narrow(x), atol=1e-5, rtol=1e-5)
+
+
 def test_leaf_batcher_gives_each_game_its_own_scores():
     from messiah.evaluator import Evaluator
     from messiah.train.rl.selfplay import BatchedEvaluator, LeafBatcher

@@ -58,7 +58,8 @@ class RLConfig(Training):
     """the first model: 'default' (the shipped ONNX), an .onnx file, a checkpoint.pt of messiah pretrain or
     messiah rl, or 'random' (a new net of the --channels/--blocks/... architecture)"""
     net: NetConfig = field(default_factory=NetConfig)
-    """the architecture, used only with --init random"""
+    """the architecture of --init random; with another --init, more --channels than the model's widen it with
+    its play kept (models/widen.py), and the rest is the model's own"""
     generations: int = setting(10, runtime=True)
     """generations to reach (rerun with a larger number to go on)"""
     games: int = 128
