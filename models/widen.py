@@ -1,7 +1,7 @@
 """A wider tower that computes the same function: how a run adds capacity without losing a trained model.
 
-Self-play took m6 as far as 32 channels go (docs/rl-results.md); a wider net pretrained from scratch would have
-to climb the whole way again. :func:`widen` instead gives ``net`` more channels in its residual tower and keeps
+Self-play stalled at m6 with 32 channels (docs/rl-results.md). To ask whether width is the limit, a wider net
+pretrained from scratch would have to climb the whole way again; :func:`widen` instead gives ``net`` more channels in its residual tower and keeps
 its output exactly (Net2WiderNet, Chen, Goodfellow and Shlens 2016, in its zero-outgoing form): every new channel
 reads all the channels below it through fresh random weights, and nothing reads a new channel yet (its outgoing
 weights are zero). Training then starts from the old model's play, and the zero weights get gradients at once,
@@ -26,8 +26,9 @@ def widen(net: AllMovesNet, channels: int, seed: int = 0) -> AllMovesNet:
     old = net.config.channels
     if channels < old:
         raise ValueError(f"cannot widen a {old}-channel net to {channels} channels")
-    torch.manual_seed(seed)
-    wide = AllMovesNet(dataclasses.replace(net.config, channels=channels))
+    with torch.random.fork_rng():  # seeded without moving the caller's generator
+        torch.manual_seed(seed)
+        wide = AllMovesNet(dataclasses.replace(net.config, channels=channels))
     state = wide.state_dict()
     with torch.no_grad():
         for name, w in net.state_dict().items():
