@@ -1,11 +1,11 @@
 """A wider tower that computes the same function: how a run adds capacity without losing a trained model.
 
 Self-play stalled at m6 with 32 channels (docs/rl-results.md). To ask whether width is the limit, a wider net
-pretrained from scratch would have to climb the whole way again; :func:`widen` instead gives ``net`` more channels in its residual tower and keeps
-its output exactly (Net2WiderNet, Chen, Goodfellow and Shlens 2016, in its zero-outgoing form): every new channel
-reads all the channels below it through fresh random weights, and nothing reads a new channel yet (its outgoing
-weights are zero). Training then starts from the old model's play, and the zero weights get gradients at once,
-because the new channels' activations are not zero.
+pretrained from scratch would have to climb the whole way again; :func:`widen` instead gives ``net`` more channels
+in its residual tower and keeps its output exactly (Net2WiderNet, Chen, Goodfellow and Shlens 2016, in its
+zero-outgoing form): every new channel reads all the channels below it through fresh random weights, and nothing
+reads a new channel yet (its outgoing weights are zero). Training then starts from the old model's play, and the
+zero weights get gradients at once, because the new channels' activations are not zero.
 """
 
 from __future__ import annotations
