@@ -270,7 +270,7 @@ class BanditSearch(Searcher):
     def _stability(self, clock: Clock) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
-        shape = root_stability(self.tree.node_i, self.tree.edge_f, 0, OBVIOUS_SHARE)
+        shape = root_stability(self.tree.node_i, self.tree.edge_f, self.tree.edge_s, 0, OBVIOUS_SHARE)
         return (clock.obvious, 1.0, clock.unstable)[shape]
 
     def _simulate_batch(self, board: cshogi.Board, count: int) -> tuple[int, int]:
@@ -288,8 +288,8 @@ class BanditSearch(Searcher):
         legal, mates = [], []
         deepest = pending = 0
         for _ in range(count):
-            depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, self.rule, self.c,
-                                     self.prior_visits, paths[pending], line)
+            depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, 0, self.rule,
+                                     self.c, self.prior_visits, paths[pending], line)
             deepest = max(deepest, depth)
             if end == DROPPED:
                 continue
@@ -312,7 +312,7 @@ class BanditSearch(Searcher):
             else:
                 cached = self.cache.peek(board)
                 if not room:
-                    batch.values[pending] = cached.value() if cached is not None else 1.0 - tree.edge_f[edge, Q]
+                    batch.values[pending] = cached.value() if cached is not None else 1.0 - float(tree.edge_s[edge, Q])
                 elif cached is not None:
                     child = self._new_node(board, cached)
                     tree.edge_i[edge, CHILD] = child
@@ -345,8 +345,8 @@ class BanditSearch(Searcher):
             moves, hits = np.zeros(1, np.uint32), batch.offsets[:1]
             q = p = np.zeros(0)
         made = np.full(n, -1, np.int64)
-        expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, tree.used, 0, paths[:pending],
-                          batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
+        expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, 0,
+                          paths[:pending], batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
                           batch.keys.view(np.int64), offsets, moves, q, p, hits, batch.mate_len, self.prior_visits,
                           tree.temperature > 0.0, made)
         for node, mate in zip(made, mates, strict=True):

@@ -9,9 +9,13 @@ board and take the leaf down) instead of once per ply and per node.
 The arithmetic is the one the searches had when the tree was Python objects, operation for operation (numpy's
 pairwise summation included), so that a search to a fixed number of visits chooses the same moves.
 
-Memory: the arrays are made for ``max_bytes`` (the search's share of USI_Hash) and filled as the tree grows. A full
-tree stops expanding: a simulation that reaches the tree's edge then takes the move's Q as the leaf's value, so a
-long ``go infinite`` keeps refining the visits inside the tree it has.
+Memory: an edge takes 32 bytes, since edges are nearly all of a tree (80 to 140 a node): W and the prior in float64
+(the searches' sums and products), N and Q in float32 (N counts whole visits, exact in float32 up to 2^24, and Q is
+the network's float32, so neither changes a bit of the arithmetic), the move and the child in int32. The arrays are
+made for ``max_bytes`` (the search's share of USI_Hash) and filled as the tree grows; the bytes its nodes and edges
+take, never past ``max_bytes``, are what fills it. A full tree stops expanding: a simulation that reaches the tree's
+edge then takes the move's Q as the leaf's value, so a long ``go infinite`` keeps refining the visits inside the tree
+it has.
 """
 
 from __future__ import annotations
@@ -28,8 +32,10 @@ VISITS, TERMINAL = 0, 1
 # line found as the node was made (0: none), the position's zobrist key (its uint64 bits)
 FIRST, COUNT, PLIES, MATE, KEY = 0, 1, 2, 3, 4
 # edge_f columns (float64)
-W, N, PRIOR, Q = 0, 1, 2, 3
-# edge_i columns (int64)
+W, PRIOR = 0, 1
+# edge_s columns (float32)
+N, Q = 0, 1
+# edge_i columns (int32)
 MOVE, CHILD = 0, 1
 NO_CHILD = -1  # an edge not yet expanded
 IN_FLIGHT = -2  # an edge whose leaf waits in the batch for its forward pass
@@ -41,9 +47,7 @@ VIRTUAL_LOSS = 1.0  # a visit counted as a loss (W unchanged) while its leaf wai
 MAX_DEPTH = 1024  # plies a descent may take; deeper lines are dropped (no search grows one)
 MAX_MOVES = 600  # more than the most legal moves a shogi position has (593)
 NODE_BYTES = 7 * 8
-EDGE_BYTES = 6 * 8
-# Edge rows per node row: nodes average about 80 moves, but positions in check few, and proven ends none
-EDGES_PER_NODE_SLOT = 8
+EDGE_BYTES = 2 * 8 + 2 * 4 + 2 * 4
 
 
 @njit(cache=True, nogil=True)
@@ -120,7 +124,7 @@ def _centred(q, offsets, temperature, out):
 
 
 @njit(cache=True, nogil=True)
-def _add_node(node_f, node_i, edge_f, edge_i, used, key, moves, q, p, hit, mate_len, prior_visits, puct):
+def _add_node(node_f, node_i, edge_f, edge_s, edge_i, used, key, moves, q, p, hit, mate_len, prior_visits, puct):
     """Append the node of a scored position and return its index: its ``moves`` and their ``q`` (float64), every
     child starting as if visited ``prior_visits`` times at its Q. A position without moves is mated (value 0).
     ``hit`` >= 0: the move that starts a mate of ``mate_len`` plies found as the node was made (its Q is already 1),
@@ -136,8 +140,8 @@ def _add_node(node_f, node_i, edge_f, edge_i, used, key, moves, q, p, hit, mate_
     for i in range(m):
         e = first + i
         edge_i[e, MOVE], edge_i[e, CHILD] = moves[i], NO_CHILD
-        edge_f[e, Q] = q[i]
-        edge_f[e, N] = prior_visits
+        edge_s[e, Q] = q[i]
+        edge_s[e, N] = prior_visits
         edge_f[e, W] = q[i] * prior_visits
     if m == 0:
         node_f[node, TERMINAL] = 0.0  # mated (tree values stay win rates so that they average)
@@ -168,8 +172,8 @@ def _add_terminal(node_f, node_i, used, key, value):
     return node
 
 
-@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], int64)", cache=True, nogil=True)
-def _value(node_f, node_i, edge_f, node):
+@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], float32[:, ::1], int64)", cache=True, nogil=True)
+def _value(node_f, node_i, edge_f, edge_s, node):
     """A node's value for its side to move: its proven value, else its best child's mean (0 without moves)."""
     if not math.isnan(node_f[node, TERMINAL]):
         return node_f[node, TERMINAL]
@@ -178,12 +182,12 @@ def _value(node_f, node_i, edge_f, node):
         return 0.0
     best = -np.inf
     for e in range(first, first + m):
-        best = max(best, edge_f[e, W] / max(edge_f[e, N], 1e-9))
+        best = max(best, edge_f[e, W] / max(edge_s[e, N], 1e-9))
     return best
 
 
 @njit(cache=True, nogil=True)
-def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, path, moves):
+def select_leaf(node_f, node_i, edge_f, edge_s, edge_i, root, rule, c, prior_visits, path, moves):
     """One simulation's descent from ``root`` by the selection ``rule``, each edge taken under a virtual loss;
     ``path`` gets the edges and ``moves`` their moves. Returns (depth, end): ``end`` is a proven node reached
     below the root (its value is the leaf's), NEW_EDGE when the last edge has no node yet, or DROPPED when it
@@ -197,10 +201,10 @@ def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, pat
         if rule == UCB1:
             total = 0.0
             for e in range(first, first + m):
-                total += edge_f[e, N]
+                total += edge_s[e, N]
             log_total = math.log(max(total, 1.0))
             for e in range(first, first + m):
-                score = edge_f[e, W] / edge_f[e, N] + c * math.sqrt(log_total / edge_f[e, N])
+                score = edge_f[e, W] / edge_s[e, N] + c * math.sqrt(log_total / edge_s[e, N])
                 if score > best_score or math.isnan(score):
                     best, best_score = e, score
                     if math.isnan(score):
@@ -208,13 +212,13 @@ def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, pat
         else:
             root_n = math.sqrt(max(node_f[node, VISITS], 1.0))
             for e in range(first, first + m):
-                score = edge_f[e, W] / edge_f[e, N] + c * edge_f[e, PRIOR] * root_n / (
-                    1.0 + (edge_f[e, N] - prior_visits))
+                score = edge_f[e, W] / edge_s[e, N] + c * edge_f[e, PRIOR] * root_n / (
+                    1.0 + (edge_s[e, N] - prior_visits))
                 if score > best_score or math.isnan(score):
                     best, best_score = e, score
                     if math.isnan(score):
                         break
-        edge_f[best, N] += VIRTUAL_LOSS
+        edge_s[best, N] += VIRTUAL_LOSS
         path[depth], moves[depth] = best, edge_i[best, MOVE]
         depth += 1
         child = edge_i[best, CHILD]
@@ -222,13 +226,13 @@ def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, pat
             return depth, NEW_EDGE
         if child == IN_FLIGHT or depth == len(path):
             for k in range(depth):
-                edge_f[path[k], N] -= VIRTUAL_LOSS
+                edge_s[path[k], N] -= VIRTUAL_LOSS
             return depth, DROPPED
         node = child
 
 
 @njit(cache=True, nogil=True)
-def _prove(node_f, node_i, edge_f, edge_i, node, child):
+def _prove(node_f, node_i, edge_i, node, child):
     """MCTS-Solver: a move to a position lost for the opponent proves a win; a node whose every move leads to a
     position won for the opponent is lost. The distance is the quickest win known, or the longest defence."""
     if child < 0:
@@ -259,22 +263,22 @@ def _prove(node_f, node_i, edge_f, edge_i, node, child):
 
 
 @njit(cache=True, nogil=True)
-def _backup(node_f, node_i, edge_f, edge_i, root, path, depth, leaf_value):
+def _backup(node_f, node_i, edge_f, edge_s, edge_i, root, path, depth, leaf_value):
     """Back ``leaf_value`` (for the leaf's side to move) up the path with the negamax flip, replacing each
     edge's virtual loss by the visit, and prove what the leaf's result proves."""
     value = 1.0 - leaf_value
     for k in range(depth - 1, -1, -1):
         e = path[k]
         node = root if k == 0 else edge_i[path[k - 1], CHILD]
-        edge_f[e, N] += 1.0 - VIRTUAL_LOSS
+        edge_s[e, N] += 1.0 - VIRTUAL_LOSS
         edge_f[e, W] += value
         node_f[node, VISITS] += 1.0
         value = 1.0 - value
-        _prove(node_f, node_i, edge_f, edge_i, node, edge_i[e, CHILD])
+        _prove(node_f, node_i, edge_i, node, edge_i[e, CHILD])
 
 
 @njit(cache=True, nogil=True)
-def expand_and_backup(node_f, node_i, edge_f, edge_i, used, root, paths, depths, values, leaf, keys, offsets,
+def expand_and_backup(node_f, node_i, edge_f, edge_s, edge_i, used, root, paths, depths, values, leaf, keys, offsets,
                        moves, q, p, hits, mate_len, prior_visits, puct, made):
     """A batch's end, simulation by simulation in order: a simulation whose leaf was scored (``leaf[j]`` >= 0, its
     row in ``keys``, ``offsets``, ``hits`` and ``mate_len``; its moves, Q and exp values at [offsets[row],
@@ -285,27 +289,27 @@ def expand_and_backup(node_f, node_i, edge_f, edge_i, used, root, paths, depths,
         row = leaf[j]
         if row >= 0:
             lo, hi = offsets[row], offsets[row + 1]
-            node = _add_node(node_f, node_i, edge_f, edge_i, used, keys[row], moves[lo:hi], q[lo:hi], p[lo:hi],
-                             hits[row], mate_len[row], prior_visits, puct)
+            node = _add_node(node_f, node_i, edge_f, edge_s, edge_i, used, keys[row], moves[lo:hi], q[lo:hi],
+                             p[lo:hi], hits[row], mate_len[row], prior_visits, puct)
             edge_i[paths[j, depths[j] - 1], CHILD] = node
             made[row] = node
-            value = _value(node_f, node_i, edge_f, node)
-        _backup(node_f, node_i, edge_f, edge_i, root, paths[j], depths[j], value)
+            value = _value(node_f, node_i, edge_f, edge_s, node)
+        _backup(node_f, node_i, edge_f, edge_s, edge_i, root, paths[j], depths[j], value)
 
 
 @njit(cache=True, nogil=True)
-def root_stability(node_i, edge_f, root, obvious_share):
+def root_stability(node_i, edge_f, edge_s, root, obvious_share):
     """The shape of the root's visits for the time manager: 0 when one move has ``obvious_share`` of them (virtual
     prior visits included), 1 when the most visited move has the best mean, 2 when it has not."""
     first, m = node_i[root, FIRST], node_i[root, COUNT]
     most, best, total = first, first, 0.0
     for e in range(first, first + m):
-        total += edge_f[e, N]
-        if edge_f[e, N] > edge_f[most, N]:
+        total += edge_s[e, N]
+        if edge_s[e, N] > edge_s[most, N]:
             most = e
-        if edge_f[e, W] / edge_f[e, N] > edge_f[best, W] / edge_f[best, N]:
+        if edge_f[e, W] / edge_s[e, N] > edge_f[best, W] / edge_s[best, N]:
             best = e
-    if edge_f[most, N] >= obvious_share * total:
+    if edge_s[most, N] >= obvious_share * total:
         return 0
     return 1 if most == best else 2
 
@@ -337,7 +341,7 @@ def _find(node_f, node_i, edge_i, root, key, levels):
 
 
 @njit(cache=True, nogil=True)
-def _keep_subtree(node_f, node_i, edge_f, edge_i, used, root):
+def _keep_subtree(node_f, node_i, edge_f, edge_s, edge_i, used, root):
     """Keep only ``root`` and what lies below it, in place, nodes and edges in their old order (so children keep
     the order they were made in). Returns the old index of each kept node by its new index."""
     n = used[0]
@@ -370,6 +374,7 @@ def _keep_subtree(node_f, node_i, edge_f, edge_i, used, root):
         node_i[to, FIRST] = edges
         for i in range(m):  # destinations never pass their sources: copying upwards in order is safe
             edge_f[edges + i] = edge_f[first + i]
+            edge_s[edges + i] = edge_s[first + i]
             c = edge_i[first + i, CHILD]
             edge_i[edges + i, MOVE] = edge_i[first + i, MOVE]
             edge_i[edges + i, CHILD] = new[c] if c >= 0 else NO_CHILD
@@ -392,16 +397,18 @@ class Tree:
         self._start()
 
     def _start(self) -> None:
-        """Arrays for the whole budget, empty. numpy's zeros are pages the system maps when first written, so the
-        memory in use grows with the tree, never past ``max_bytes``, and the arrays never need to be copied."""
+        """Arrays for the whole budget, empty: as many edges as ``max_bytes`` holds, and as many nodes (nodes without
+        edges are proven ends). numpy's zeros are pages the system maps when first written, so the memory in use is
+        what the nodes and edges made take (:meth:`bytes`), never past ``max_bytes`` (:meth:`room`), and the arrays
+        never need to be copied."""
         self.clear()
-        self.node_f = self.node_i = self.edge_f = self.edge_i = None  # the old arrays go before the new come
+        self.node_f = self.node_i = self.edge_f = self.edge_s = self.edge_i = None  # the old go before the new come
         while True:
-            edges = int(self.max_bytes / (EDGE_BYTES + NODE_BYTES / EDGES_PER_NODE_SLOT))
-            nodes = edges // EDGES_PER_NODE_SLOT
+            nodes, edges = self.max_bytes // NODE_BYTES, self.max_bytes // EDGE_BYTES
             try:
                 self.node_f, self.node_i = np.zeros((nodes, 2)), np.zeros((nodes, 5), np.int64)
-                self.edge_f, self.edge_i = np.zeros((edges, 4)), np.zeros((edges, 2), np.int64)
+                self.edge_f, self.edge_s = np.zeros((edges, 2)), np.zeros((edges, 2), np.float32)
+                self.edge_i = np.zeros((edges, 2), np.int32)
                 return
             except MemoryError:  # a USI_Hash beyond what the system will map: the most it will
                 self.max_bytes //= 2
@@ -416,13 +423,12 @@ class Tree:
         return int(self.used[0])
 
     def bytes(self) -> int:
-        """What the arrays can take (the pages written so far are what they take now)."""
-        return len(self.node_f) * NODE_BYTES + len(self.edge_f) * EDGE_BYTES
+        """What the nodes and edges made so far take."""
+        return int(self.used[0]) * NODE_BYTES + int(self.used[1]) * EDGE_BYTES
 
     def hashfull(self) -> int:
         """Permille of ``max_bytes`` the nodes and edges made so far take (USI's hashfull)."""
-        used = int(self.used[0]) * NODE_BYTES + int(self.used[1]) * EDGE_BYTES
-        return min(1000, used * 1000 // max(1, self.max_bytes))
+        return min(1000, self.bytes() * 1000 // max(1, self.max_bytes))
 
     def clear(self) -> None:
         self.used[:] = 0
@@ -431,7 +437,7 @@ class Tree:
 
     def room(self, nodes: int, edges: int) -> bool:
         """Whether ``nodes`` more nodes with ``edges`` more edges in all fit. False: the tree is full."""
-        return self.used[0] + nodes <= len(self.node_f) and self.used[1] + edges <= len(self.edge_f)
+        return self.bytes() + nodes * NODE_BYTES + edges * EDGE_BYTES <= self.max_bytes
 
     def prepare(self, moves: np.ndarray, q: np.ndarray, offsets: np.ndarray,
                 lines: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -458,8 +464,9 @@ class Tree:
         """The node of a scored position (``line``: a mate found for its side to move, or []); room for it must
         have been made (:meth:`room`)."""
         q, p, hits = self.prepare(moves, q, np.array([0, len(moves)]), [line])
-        node = _add_node(self.node_f, self.node_i, self.edge_f, self.edge_i, self.used, np.int64(np.uint64(key)),
-                         moves, q, p, hits[0], len(line), self.prior_visits, self.temperature > 0.0)
+        node = _add_node(self.node_f, self.node_i, self.edge_f, self.edge_s, self.edge_i, self.used,
+                         np.int64(np.uint64(key)), moves, q, p, hits[0], len(line), self.prior_visits,
+                         self.temperature > 0.0)
         self.keep_mate(node, line)
         return node
 
@@ -480,7 +487,7 @@ class Tree:
 
     def keep_subtree(self, root: int) -> None:
         """Keep ``root``'s subtree only; ``root`` becomes node 0."""
-        old = _keep_subtree(self.node_f, self.node_i, self.edge_f, self.edge_i, self.used, root)
+        old = _keep_subtree(self.node_f, self.node_i, self.edge_f, self.edge_s, self.edge_i, self.used, root)
         new = {int(o): i for i, o in enumerate(old)}
         self.mates = {new[k]: v for k, v in self.mates.items() if k in new}
         self.shared = {new[k]: v for k, v in self.shared.items() if k in new}
@@ -510,7 +517,8 @@ class NodeView(NamedTuple):
 
     @property
     def q(self) -> np.ndarray:
-        return self._edges(Q)
+        """The moves' network Q, as float64 (a copy: the tree keeps the network's float32)."""
+        return self._edges(Q, "edge_s").astype(np.float64)
 
     @property
     def prior(self) -> np.ndarray:
@@ -522,7 +530,7 @@ class NodeView(NamedTuple):
 
     @property
     def n(self) -> np.ndarray:
-        return self._edges(N)
+        return self._edges(N, "edge_s")
 
     @property
     def visits(self) -> int:
@@ -570,4 +578,4 @@ class NodeView(NamedTuple):
 
     def value(self) -> float:
         """The node's value for its side to move."""
-        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.index))
+        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.tree.edge_s, self.index))

@@ -73,10 +73,18 @@ def test_the_tree_never_grows_past_its_share_of_usi_hash(evaluator):
 
 
 def test_room_is_the_budget():
+    """A node takes 56 bytes and an edge 32 (its W and prior in float64, its N, Q, move and child in 32 bits):
+    the budget holds exactly what those bytes allow, in nodes and edges made, whatever their mix."""
     tree = Tree(4 * MB, prior_visits=1.0)
-    assert tree.bytes() <= 4 * MB and tree.room(1, len(tree.edge_f)) and not tree.room(1, len(tree.edge_f) + 1)
+    assert tree.bytes() == 0 and tree.hashfull() == 0
+    assert tree.room(1, (4 * MB - 56) // 32) and not tree.room(1, (4 * MB - 56) // 32 + 1)
+    assert tree.room(4 * MB // 56, 0) and not tree.room(4 * MB // 56 + 1, 0)
+    moves, q = np.arange(1, 81, dtype=np.uint32), np.linspace(0.1, 0.9, 80, dtype=np.float32)
+    tree.add(1, moves, q, [])
+    assert tree.bytes() == 56 + 80 * 32
+    assert tree.room(1, (4 * MB - 2 * 56 - 80 * 32) // 32) and not tree.room(1, (4 * MB - 2 * 56 - 80 * 32) // 32 + 1)
     tree.resize(MB)  # USI_Hash changed: a new, smaller tree
-    assert tree.bytes() <= MB and tree.nodes == 0
+    assert tree.bytes() == 0 and tree.nodes == 0 and tree.room(1, (MB - 56) // 32)
 
 
 def test_the_next_search_keeps_only_the_subtree_of_its_position(evaluator):
