@@ -137,16 +137,29 @@ class SearchResult:
 InfoCallback = Callable[[SearchResult], None]
 
 
-class EvalCache:
-    """The evaluator's answers by position (zobrist hash), least recently used first out. Searches
-    revisit positions (transpositions, iterative deepening, tree reuse); each answer costs a forward
-    pass."""
+# What a cached answer takes beyond its arrays' data: the MoveScores, its three arrays' headers, the table's slot and
+# key (tracemalloc, 20,000 answers of 35, 80 and 137 moves: 575 bytes each at every length)
+CACHE_ENTRY_OVERHEAD = 600
+DEFAULT_CACHE_BYTES = 128 * 2**20  # the cache's share of the default USI_Hash (256), until the engine sizes it
 
-    def __init__(self, evaluator: Evaluator, max_entries: int = 200_000):
+
+class EvalCache:
+    """The evaluator's answers by position (zobrist hash), least recently used first out, in at most ``max_bytes``
+    (what its answers' arrays and their Python objects take: :meth:`size`). Searches revisit positions
+    (transpositions, iterative deepening, tree reuse); each answer costs a forward pass."""
+
+    def __init__(self, evaluator: Evaluator, max_bytes: int = DEFAULT_CACHE_BYTES):
         self.evaluator = evaluator
-        self.max_entries = max_entries
+        self.max_bytes = max_bytes
+        self.bytes = 0
         self.entries: OrderedDict[int, MoveScores] = OrderedDict()
         self.evaluations = 0
+
+    @staticmethod
+    def size(scores: MoveScores) -> int:
+        """The bytes an answer takes in the cache: its arrays and CACHE_ENTRY_OVERHEAD. A position's answer grows
+        with its legal moves (35 at the start, 130 and more with pieces in hand)."""
+        return scores.moves.nbytes + scores.indices.nbytes + scores.q.nbytes + CACHE_ENTRY_OVERHEAD
 
     def get(self, board: cshogi.Board) -> MoveScores:
         key = board.zobrist_hash()
@@ -164,18 +177,25 @@ class EvalCache:
         return self.entries.get(board.zobrist_hash())
 
     def put(self, key: int, scores: MoveScores) -> None:
+        old = self.entries.get(key)
+        if old is not None:
+            self.bytes -= self.size(old)
         self.entries[key] = scores
-        if len(self.entries) > self.max_entries:
-            self.entries.popitem(last=False)
+        self.bytes += self.size(scores)
+        self._shrink()
 
-    def resize(self, max_entries: int) -> None:
-        """Keep at most ``max_entries`` answers, the least recently used leaving first."""
-        self.max_entries = max_entries
-        while len(self.entries) > max_entries:
-            self.entries.popitem(last=False)
+    def resize(self, max_bytes: int) -> None:
+        """Keep at most ``max_bytes`` of answers, the least recently used leaving first."""
+        self.max_bytes = max_bytes
+        self._shrink()
+
+    def _shrink(self) -> None:
+        while self.bytes > self.max_bytes and self.entries:
+            self.bytes -= self.size(self.entries.popitem(last=False)[1])
 
     def clear(self) -> None:
         self.entries.clear()
+        self.bytes = 0
 
 
 def has_opponent_king(board: cshogi.Board) -> bool:
@@ -226,7 +246,6 @@ class SearchOption:
 
 
 MATE_NODES = 20_000  # df-pn nodes at the root of a search: a fraction of a second (DFPN_NODES_PER_SECOND)
-CACHE_ENTRY_BYTES = 1600  # rough size of a cached evaluation (80 moves: move, index, Q + Python overhead)
 
 
 class Searcher(ABC):
@@ -276,11 +295,11 @@ class Searcher(ABC):
     def set_hash(self, megabytes: int) -> None:
         """Size the tables from USI_Hash: the evaluation cache gets half, and the other half is left for what
         the search keeps beside it (alpha-beta's transposition table; the bandit searches' tree)."""
-        self.cache.resize(max(1, megabytes * 2**20 // 2 // CACHE_ENTRY_BYTES))
+        self.cache.resize(megabytes * 2**20 // 2)
 
     def hashfull(self) -> int:
         """Permille of the evaluation cache in use (USI's hashfull); alpha-beta reports its table instead."""
-        return min(1000, len(self.cache.entries) * 1000 // max(1, self.cache.max_entries))
+        return min(1000, self.cache.bytes * 1000 // max(1, self.cache.max_bytes))
 
     def root_mate_nodes(self, clock: Clock) -> int:
         """df-pn nodes for the root: ``mate_nodes``, but in a timed move never more than ROOT_MATE_SHARE of

@@ -101,21 +101,21 @@ def played_by(searcher) -> dict:
     """What makes a searcher play as it does: its class, its constants and its table sizes."""
     keys = ("batch_size", "c", "temperature", "prior_visits", "mate_nodes", "hash_entries", "multipv", "rules",
             "info_every")
-    return {"class": type(searcher).__name__, "cache": searcher.cache.max_entries,
+    return {"class": type(searcher).__name__, "cache": searcher.cache.max_bytes,
             **{key: getattr(searcher, key) for key in keys if hasattr(searcher, key)}}
 
 
 MB = 2**20
 # Option sets and what the searcher must be, by the README's table: c in hundredths, T in thousandths, USI_Hash
-# split in halves between the evaluation cache (1,600 bytes an entry) and alpha-beta's table (256 bytes).
+# split in halves between the evaluation cache and alpha-beta's table (256 bytes an entry).
 CASES = [
     ({}, {"class": "Puct", "batch_size": 8, "c": 0.5, "temperature": 0.024, "mate_nodes": 20000,
-          "cache": 256 * MB // 2 // 1600, "multipv": 1, "rules": GameRules(), "info_every": 0.5}),
+          "cache": 256 * MB // 2, "multipv": 1, "rules": GameRules(), "info_every": 0.5}),
     ({"Search": "ucb1", "Ucb1C": "45", "BatchSize": "4", "USI_Hash": "16", "MultiPV": "2", "PvInterval": "300"},
-     {"class": "Ucb1", "batch_size": 4, "c": 0.45, "cache": 16 * MB // 2 // 1600, "multipv": 2, "info_every": 0.3}),
+     {"class": "Ucb1", "batch_size": 4, "c": 0.45, "cache": 16 * MB // 2, "multipv": 2, "info_every": 0.3}),
     ({"Search": "alphabeta", "USI_Hash": "16", "MateNodes": "500", "MaxMovesToDraw": "300",
       "EnteringKingRule": "TryRule", "DrawValueBlack": "400", "DrawValueWhite": "600"},
-     {"class": "AlphaBeta", "mate_nodes": 500, "hash_entries": 16 * MB // 2 // 256, "cache": 16 * MB // 2 // 1600,
+     {"class": "AlphaBeta", "mate_nodes": 500, "hash_entries": 16 * MB // 2 // 256, "cache": 16 * MB // 2,
       "rules": GameRules("TryRule", 0.4, 0.6, 300)}),
 ]
 
@@ -173,10 +173,10 @@ def test_the_bench_and_the_actors_play_the_engines_searcher(evaluator, built):
     bench_search(evaluator, position_set(TEACHER, limit=1), 0.01, ["puct"])
     make_game_searcher(RLConfig(search="ucb1", search_batch=2, mate_nodes=2000), evaluator)
     assert played_by(built[0]) == {"class": "Puct", "batch_size": 8, "c": 0.5, "temperature": 0.024,
-                                   "prior_visits": 1.0, "mate_nodes": 0, "cache": 256 * MB // 2 // 1600,
+                                   "prior_visits": 1.0, "mate_nodes": 0, "cache": 256 * MB // 2,
                                    "multipv": 1, "rules": GameRules(), "info_every": 0.5}
     assert played_by(built[1]) == {"class": "Ucb1", "batch_size": 2, "c": 0.3, "prior_visits": 1.0,
-                                   "mate_nodes": 2000, "cache": 256 * MB // 2 // 1600, "multipv": 1,
+                                   "mate_nodes": 2000, "cache": 256 * MB // 2, "multipv": 1,
                                    "rules": GameRules(), "info_every": 0.5}
 
 

@@ -18,7 +18,6 @@ import messiah.engine.engine as engine_module
 from messiah.engine.engine import Engine, engine_settings
 from messiah.engine.usi import UsiEngine
 from messiah.search import Clock, Limits, TimeBudget
-from messiah.search.base import CACHE_ENTRY_BYTES
 from messiah.search.mcts import Puct
 from messiah.search.parallel import RootShare, RootTable
 from messiah.search.tree import NodeView, Tree
@@ -88,13 +87,13 @@ def test_threads_beyond_the_cores_are_one_process_a_core_and_said(monkeypatch):
     with Engine.from_options({"Threads": "6", "MateNodes": "0", "USI_Hash": "100"}) as engine:
         assert len(engine.searcher.helpers) == 1
         assert engine.searcher.notes == ["Threads 6: this machine gives 2 cores, so 2 search processes"]
-        assert engine.searcher.cache.max_entries == 50 * 2**20 // 2 // CACHE_ENTRY_BYTES  # USI_Hash over 2
+        assert engine.searcher.cache.max_bytes == 50 * 2**20 // 2  # USI_Hash over 2
     assert engine_module.search_processes(engine_settings({"Threads": "6", "Search": "alphabeta"})) == 1
 
 
 def test_usi_hash_is_shared_out_among_the_processes(engines):
     three, one = engines  # both at the default USI_Hash of 256 MB: 85 MB a process at Threads 3
-    assert one.searcher.cache.max_entries / three.searcher.cache.max_entries == pytest.approx(256 / 85, rel=1e-3)
+    assert one.searcher.cache.max_bytes / three.searcher.cache.max_bytes == pytest.approx(256 / 85, rel=1e-3)
 
 
 def test_the_root_holds_every_processs_visits(engines):

@@ -1,6 +1,6 @@
 """Exact bookkeeping in the searches: every reported mate is a real line of the stated length, mate
 distances survive the transposition table and the tree kept between moves, a batch backs each new leaf up
-once, and a stopped aspiration re-search reports no bound as a value.
+once, a stopped aspiration re-search reports no bound as a value, and the evaluation cache keeps to its bytes.
 
 Mate lengths come from the problem files (the fixture's, tests/data/mates) and from replaying lines with cshogi,
 never from the search under test. Budgets are nodes, not time."""
@@ -15,12 +15,14 @@ from test_search import problems
 from messiah.evaluator import Evaluator
 from messiah.search import SEARCHERS, Clock, Limits, SearchResult, make_searcher
 from messiah.search.alphabeta import AlphaBeta
-from messiah.search.base import clamp
+from messiah.search.base import CACHE_ENTRY_OVERHEAD, EvalCache, clamp
 
 NAMES = sorted(SEARCHERS)
 MATE_FILES = ["mate1.tsv", "mate3.tsv", "mate5.tsv"]
 SEARCH_NODES = 60  # the search's own budget; the mates come from df-pn, the nodes' checks and the backups
 HANGING_ROOK = "lnsgkgsnl/7b1/ppppppppp/9/9/2r6/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1"  # one move stands out
+CACHE_SFENS = ("ln1g3nl/1r1s1kg2/p2ppsbpp/2p2pp2/1p7/2PP5/PPBSPPPPP/2G1K2R1/LN3GSNL b - 19",  # 35 legal moves
+               "l6nl/5+P1gk/2np1S3/p1p4Pp/3P2Sp1/1PPb2P1P/P5GS1/R8/LN4bKL w RGgsn5p 80")  # many, with pieces in hand
 
 
 @pytest.fixture(scope="module")
@@ -185,3 +187,25 @@ def test_a_batch_backs_each_new_leaf_up_once(evaluator, name):
     assert root.visits == result.nodes
     wrong = [(n, visits) for n, visits in expanded_edges(root) if n != searcher.prior_visits + 1 + visits]
     assert not wrong, wrong[:5]
+
+
+def test_the_evaluation_cache_keeps_to_its_bytes_least_recently_used_out(evaluator):
+    """An answer takes its three arrays (16 bytes a legal move) and CACHE_ENTRY_OVERHEAD; the cache never holds more
+    than ``max_bytes`` of them, the least recently used leaving first, and an answer put twice counts once."""
+    boards = [cshogi.Board(sfen) for sfen in (cshogi.STARTING_SFEN, HANGING_ROOK, CACHE_SFENS[1], CACHE_SFENS[0])]
+    sizes = [16 * len(list(b.legal_moves)) + CACHE_ENTRY_OVERHEAD for b in boards]
+    cache = EvalCache(evaluator, max_bytes=sum(sizes[:3]))
+    for board, size in zip(boards[:3], sizes, strict=False):
+        assert EvalCache.size(cache.get(board)) == size
+    assert cache.evaluations == 3 and cache.bytes == sum(sizes[:3]) == cache.max_bytes
+    cache.get(boards[0])  # a hit: no forward pass, and the first board is now the most recently used
+    cache.put(boards[2].zobrist_hash(), cache.peek(boards[2]))  # the same answer again: counted once
+    assert cache.evaluations == 3 and cache.bytes == sum(sizes[:3])
+    cache.get(boards[3])  # no room: the second board leaves first, then as many as the new answer needs
+    assert sizes[2] > sizes[3] > sizes[1]  # so the third leaves too, and the first, used last, stays
+    assert [cache.peek(b) is not None for b in boards] == [True, False, False, True]
+    assert cache.bytes == sum(EvalCache.size(a) for a in cache.entries.values()) <= cache.max_bytes
+    cache.resize(sizes[3])  # a smaller USI_Hash
+    assert list(cache.entries) == [boards[3].zobrist_hash()] and cache.bytes == sizes[3]
+    cache.clear()
+    assert cache.bytes == 0 and not cache.entries

@@ -425,10 +425,10 @@ def test_usi_hash_bounds_the_tables():
     e.handle("setoption name Search value alphabeta")  # the search with a transposition table
     e.handle("setoption name USI_Hash value 1")
     e.handle("isready")
-    assert e.searcher.cache.max_entries == 2**20 // 2 // 1600
+    assert e.searcher.cache.max_bytes == 2**20 // 2
     assert e.searcher.hash_entries == 2**20 // 2 // 256
     go(e, "go nodes 2000")
-    assert len(e.searcher.cache.entries) <= e.searcher.cache.max_entries
+    assert 0 < e.searcher.cache.bytes <= e.searcher.cache.max_bytes
     assert len(e.searcher.tt) <= e.searcher.hash_entries
 
 
