@@ -106,6 +106,37 @@ def test_a_ponder_match_ponders_only_the_engine_that_may(tmp_path, messiah_usi):
     assert not list(out.rglob("*.usi.log"))  # the first engine's logs were read and removed
 
 
+def test_an_opponent_at_a_fixed_search_is_sent_only_that_go(tmp_path, messiah_usi):
+    """--opponent-go 'nodes 60': every go the opponent reads (its own debug log) is 'go nodes 60', the first engine
+    keeps the clock, and the card and report say so."""
+    out, opponent_log = tmp_path / "match", tmp_path / "opponent.log"
+    cmd = [sys.executable, "-m", "messiah.cli", "match", "--opponent", "messiah-usi", "--opponent-go", "nodes 60",
+           "--opponent-option", f"WriteDebugLog={opponent_log}", "--games", "2", "--byoyomi", "200", "--draw", "40",
+           "--out", str(out)]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stderr[-2000:]
+    gos = [line.split("> ", 1)[1] for line in opponent_log.read_text().splitlines() if "> go" in line]
+    assert len(gos) >= 4 and set(gos) == {"go nodes 60"}  # its moves after the opening, every one
+    assert "at go nodes 60" in done.stdout
+    assert json.loads((out / "match.json").read_text())["opponent_go"] == "nodes 60"
+    first = (out / "engine.watched.sh").read_text()
+    assert "--go" not in first and "--go 'nodes 60'" in (out / "opponent.watched.sh").read_text()
+
+
+@pytest.mark.parametrize("args", ["btime 0 wtime 0 byoyomi 1000", "depth", "infinite", "ponder depth 3",
+                                  "depth 8 byoyomi 100", "nodes -5", "depth 8 cheese"])
+def test_opponent_go_takes_a_fixed_search_and_nothing_else(args):
+    assert MatchConfig(opponent="x", opponent_go=" depth  8 ").opponent_go == "depth 8"
+    assert MatchConfig(opponent="x", opponent_go="nodes 1000 movetime 500").opponent_go == "nodes 1000 movetime 500"
+    with pytest.raises(UserError, match="--opponent-go"):
+        MatchConfig(opponent="x", opponent_go=args)
+
+
+def test_opponent_go_and_ponder_do_not_go_together():
+    with pytest.raises(UserError, match="ponder"):
+        MatchConfig(opponent="x", opponent_go="depth 8", ponder=True)
+
+
 def test_ponder_counts_reads_games_from_a_debug_log():
     log = """  0.001 > usi
   0.010 > usinewgame

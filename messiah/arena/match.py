@@ -37,6 +37,7 @@ from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.files import atomic_path
 from messiah.paths import SHARED_DATA
+from messiah.protocol import parse_go
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 OPENING_PLIES = 24
@@ -78,6 +79,10 @@ class MatchConfig:
     """which openings are drawn"""
     draw: int = DRAW_PLY
     """a game still going at this ply is a draw"""
+    opponent_go: str = ""
+    """a fixed search for the opponent instead of the clock, as go's arguments: 'depth 8', 'nodes 100000' or
+    'movetime 500' (every go it is sent becomes 'go ARGS'; the first engine keeps the clock). For reference
+    rungs such as a teacher's fixed depth; byoyomi clocks are not enforced, so no game is lost on time"""
     ponder: bool = False
     """think on the opponent's time (cshogi.cli's ponder): sets USI_Ponder for both engines; an
     --opponent-option USI_Ponder=false leaves messiah as the opponent without pondering. messiah as the first
@@ -94,7 +99,21 @@ class MatchConfig:
         if self.openings in ("", "none"):
             self.openings = None
         at_least(self, 1, "games", "jobs", "draw")
+        self.opponent_go = fixed_go(self.opponent_go, self.ponder)
         self.options, self.opponent_options = absolute_files(self.options), absolute_files(self.opponent_options)
+
+
+def fixed_go(args: str, ponder: bool) -> str:
+    """``--opponent-go``'s arguments, checked: a depth, a node count or a movetime (any of them), nothing else."""
+    words = args.split()
+    if not words:
+        return ""
+    numbers, flags, ignored = parse_go(words)
+    if flags or ignored or not numbers or not numbers.keys() <= {"depth", "nodes", "movetime"}:
+        raise UserError(f"--opponent-go {args!r}: give go's 'depth N', 'nodes N' or 'movetime MS', not a clock")
+    if ponder:
+        raise UserError("--opponent-go and --ponder: an opponent with a fixed search has no clock to ponder on")
+    return " ".join(words)
 
 
 def absolute_files(options: dict[str, str]) -> dict[str, str]:
@@ -127,13 +146,14 @@ def executable(command: str, out: Path, name: str) -> str:
     return str(script)
 
 
-def watched(command: str, out: Path, name: str) -> str:
+def watched(command: str, out: Path, name: str, go: str = "") -> str:
     """The engine started through the watchdog relay (messiah.arena.watchdog), as a script cshogi can start:
-    an engine that stops answering resigns instead of stalling the match."""
+    an engine that stops answering resigns instead of stalling the match. ``go``: the relay's fixed search."""
     script = (out / f"{name}.watched.sh").resolve()  # cshogi starts an engine in its own folder: absolute paths
     command = os.path.abspath(command) if os.path.exists(command) else command
-    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m messiah.arena.watchdog {WATCHDOG_GRACE} "
-                      f'{shlex.quote(command)} "$@"\n')
+    fixed = f"--go {shlex.quote(go)} " if go else ""
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m messiah.arena.watchdog {fixed}"
+                      f'{WATCHDOG_GRACE} {shlex.quote(command)} "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)
 
@@ -311,7 +331,7 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
         names = engine_names(cfg, commands)
         write_card(cfg, commands, names)
         ponder_log = cfg.ponder and commands[0] == messiah_command()
-        commands = (watched(commands[0], out, "engine"), watched(commands[1], out, "opponent"))
+        commands = (watched(commands[0], out, "engine"), watched(commands[1], out, "opponent", cfg.opponent_go))
         pairs = (cfg.games + 1) // 2
         setups.append(_Setup(commands, names, _opening_indices(cfg, pairs), pairs, ponder_log))
     cfgs = resolved
@@ -362,7 +382,8 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
 def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
     """The summary as text, first engine's view."""
     clock = (f"byoyomi {cfg.byoyomi} ms" if cfg.byoyomi else "") + (f" time {cfg.time} ms" if cfg.time else "") + \
-        (f" inc {cfg.inc} ms" if cfg.inc else "") + (", ponder" if cfg.ponder else "")
+        (f" inc {cfg.inc} ms" if cfg.inc else "") + (", ponder" if cfg.ponder else "") + \
+        (f", {names[1]} at go {cfg.opponent_go}" if cfg.opponent_go else "")
     return _report(f"{names[0]} vs {names[1]}: {summary['games']} games, {clock.strip()}", names, summary,
                    f"records: {cfg.out}/*.csa")
 

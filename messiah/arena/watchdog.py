@@ -9,6 +9,9 @@ has had ``GRACE`` seconds, the relay stops the engine, says so on stderr and in 
 answers ``bestmove resign`` for it. The silent engine then resigns every game left in its process's
 session (the next pair of games starts it afresh), which the match's records show as resignations.
 ``go ponder`` and ``go infinite`` are timed from ``ponderhit`` and ``stop``.
+
+With ``--go ARGS`` (``python -m messiah.arena.watchdog --go "depth 8" GRACE COMMAND``) every ``go`` reaches the engine
+as ``go ARGS``, a fixed search (``messiah match --opponent-go``), still timed by the clock the GUI gave.
 """
 
 from __future__ import annotations
@@ -46,8 +49,8 @@ def move_seconds(go: str) -> float | None:
 class Relay:
     """The engine's process and the search being timed. ``write`` sends a line to the GUI (cshogi)."""
 
-    def __init__(self, argv: list[str], grace: float, write=None):
-        self.argv, self.grace = argv, grace
+    def __init__(self, argv: list[str], grace: float, write=None, go: str = ""):
+        self.argv, self.grace, self.go = argv, grace, go
         self.write = write or self._stdout
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      start_new_session=True)
@@ -109,6 +112,8 @@ class Relay:
                 self.searching = True
                 self.ponder_seconds = _clock_of_ponder(line)  # what a ponderhit will give it
                 self.deadline = None if seconds is None else time.monotonic() + seconds + self.grace
+                if self.go:
+                    line = f"go {self.go}"
             elif command == "ponderhit" and self.searching:
                 seconds = self.ponder_seconds
                 self.deadline = None if seconds is None else time.monotonic() + seconds + self.grace
@@ -149,10 +154,13 @@ def _clock_of_ponder(go: str) -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    go = ""
+    if argv[:1] == ["--go"] and len(argv) > 1:
+        go, argv = argv[1], argv[2:]
     if len(argv) < 2:
-        print("usage: python -m messiah.arena.watchdog GRACE_SECONDS COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m messiah.arena.watchdog [--go ARGS] GRACE_SECONDS COMMAND [ARGS...]", file=sys.stderr)
         return 2
-    relay = Relay(argv[1:], float(argv[0]))
+    relay = Relay(argv[1:], float(argv[0]), go=go)
     for raw in sys.stdin.buffer:
         if not relay.send(raw.decode("utf-8", "replace").rstrip("\r\n")):
             break
