@@ -33,7 +33,8 @@ def test_a_study_runs_games_logs_them_and_resumes(tmp_path, messiah_usi):
 
 
 def test_a_main_time_clock_reaches_every_trials_match(tmp_path, monkeypatch):
-    """The time-management options act only with a main time, so a study must be able to play Fischer games."""
+    """The time-management options act only with a main time, so a study must be able to play Fischer games; its
+    --openings reach every trial too."""
     pytest.importorskip("optuna")
     import messiah.arena.tune as tune_module
     from messiah.arena.stats import Game
@@ -45,9 +46,12 @@ def test_a_main_time_clock_reaches_every_trials_match(tmp_path, monkeypatch):
         return ("a", "b"), [Game(1, 0, True, "win", "%TORYO", 90, ""), Game(2, 0, False, "draw", "%SENNICHITE", 90, "")]
 
     monkeypatch.setattr(tune_module, "play_match", fake_match)
+    openings = tmp_path / "openings.sfen"
+    openings.write_text("startpos moves 7g7f 3c3d\n")
     cfg = TuneConfig(params=[Param.parse("TimeObvious:20:80")], trials=2, games=2, byoyomi=None, time=10000, inc=100,
-                     out=str(tmp_path))
+                     openings=str(openings), out=str(tmp_path))
     result = tune(cfg)
     assert [(m.time, m.inc, m.byoyomi) for m in played] == [(10000, 100, None)] * 2
+    assert [m.openings for m in played] == [str(openings)] * 2  # the study's own set, not the shared one
     assert all(20 <= int(m.options["TimeObvious"]) <= 80 for m in played)
     assert all("TimeObvious" not in m.opponent_options for m in played) and result["best_score"] == 0.75

@@ -94,6 +94,10 @@ class TuneConfig:
     """directory for study.db, trials.csv, tune.png and the games"""
     seed: int = 0
     """the sampler's seed and the first trial's openings"""
+    openings: str | None = "auto"
+    """the trials' openings, as messiah match's --openings: a file of 'startpos moves ...' lines, 'auto' (the
+    shared set when it is there, else random openings) or 'none'; a set the check match will not use keeps the
+    study from fitting its settings to the check's openings"""
 
     def __post_init__(self) -> None:
         if self.nodes and (self.byoyomi or self.time or self.inc):
@@ -128,7 +132,7 @@ def tune(cfg: TuneConfig) -> dict:
                             opponent_options=base, games=cfg.games, jobs=cfg.jobs,
                             byoyomi=NODES_BYOYOMI if cfg.nodes else cfg.byoyomi,
                             time=None if cfg.nodes else cfg.time, inc=None if cfg.nodes else cfg.inc,
-                            seed=cfg.seed + trial.number,
+                            openings=cfg.openings, seed=cfg.seed + trial.number,
                             out=str(out / f"trial{trial.number:04d}"))
         _, games = play_match(match)
         s = summarize(games)
