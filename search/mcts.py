@@ -270,7 +270,7 @@ class BanditSearch(Searcher):
     def _stability(self, clock: Clock) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
-        shape = root_stability(self.tree.node_i, self.tree.edge_f, self.tree.edge_s, 0, OBVIOUS_SHARE)
+        shape = root_stability(self.tree.node_i, self.tree.edge_f, 0, OBVIOUS_SHARE)
         return (clock.obvious, 1.0, clock.unstable)[shape]
 
     def _simulate_batch(self, board: cshogi.Board, count: int) -> tuple[int, int]:
@@ -288,8 +288,8 @@ class BanditSearch(Searcher):
         legal, mates = [], []
         deepest = pending = 0
         for _ in range(count):
-            depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, 0, self.rule,
-                                     self.c, self.prior_visits, paths[pending], line)
+            depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, self.rule, self.c,
+                                     self.prior_visits, paths[pending], line)
             deepest = max(deepest, depth)
             if end == DROPPED:
                 continue

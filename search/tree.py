@@ -9,13 +9,13 @@ board and take the leaf down) instead of once per ply and per node.
 The arithmetic is the one the searches had when the tree was Python objects, operation for operation (numpy's
 pairwise summation included), so that a search to a fixed number of visits chooses the same moves.
 
-Memory: an edge takes 32 bytes, since edges are nearly all of a tree (80 to 140 a node): W and the prior in float64
-(the searches' sums and products), N and Q in float32 (N counts whole visits, exact in float32 up to 2^24, and Q is
-the network's float32, so neither changes a bit of the arithmetic), the move and the child in int32. The arrays are
-made for ``max_bytes`` (the search's share of USI_Hash) and filled as the tree grows; the bytes its nodes and edges
-take, never past ``max_bytes``, are what fills it. A full tree stops expanding: a simulation that reaches the tree's
-edge then takes the move's Q as the leaf's value, so a long ``go infinite`` keeps refining the visits inside the tree
-it has.
+Memory: an edge takes 36 bytes, since edges are nearly all of a tree (80 to 140 a node): W, N and the prior in
+float64 (the searches' sums and products; N in float32 would stop counting at 2^24 visits, minutes of a ``go
+infinite`` with helpers), Q in float32 (the network's own precision, so no bit of the arithmetic changes), the move
+and the child in int32. The arrays are made for ``max_bytes`` (the search's share of USI_Hash) and filled as the tree
+grows; the bytes its nodes and edges take, never past ``max_bytes``, are what fills it. A full tree stops expanding: a
+simulation that reaches the tree's edge then takes the move's Q as the leaf's value, so a long ``go infinite`` keeps
+refining the visits inside the tree it has.
 """
 
 from __future__ import annotations
@@ -32,9 +32,9 @@ VISITS, TERMINAL = 0, 1
 # line found as the node was made (0: none), the position's zobrist key (its uint64 bits)
 FIRST, COUNT, PLIES, MATE, KEY = 0, 1, 2, 3, 4
 # edge_f columns (float64)
-W, PRIOR = 0, 1
+W, N, PRIOR = 0, 1, 2
 # edge_s columns (float32)
-N, Q = 0, 1
+Q = 0
 # edge_i columns (int32)
 MOVE, CHILD = 0, 1
 NO_CHILD = -1  # an edge not yet expanded
@@ -47,7 +47,7 @@ VIRTUAL_LOSS = 1.0  # a visit counted as a loss (W unchanged) while its leaf wai
 MAX_DEPTH = 1024  # plies a descent may take; deeper lines are dropped (no search grows one)
 MAX_MOVES = 600  # more than the most legal moves a shogi position has (593)
 NODE_BYTES = 7 * 8
-EDGE_BYTES = 2 * 8 + 2 * 4 + 2 * 4
+EDGE_BYTES = 3 * 8 + 4 + 2 * 4
 
 
 @njit(cache=True, nogil=True)
@@ -141,7 +141,7 @@ def _add_node(node_f, node_i, edge_f, edge_s, edge_i, used, key, moves, q, p, hi
         e = first + i
         edge_i[e, MOVE], edge_i[e, CHILD] = moves[i], NO_CHILD
         edge_s[e, Q] = q[i]
-        edge_s[e, N] = prior_visits
+        edge_f[e, N] = prior_visits
         edge_f[e, W] = q[i] * prior_visits
     if m == 0:
         node_f[node, TERMINAL] = 0.0  # mated (tree values stay win rates so that they average)
@@ -172,8 +172,8 @@ def _add_terminal(node_f, node_i, used, key, value):
     return node
 
 
-@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], float32[:, ::1], int64)", cache=True, nogil=True)
-def _value(node_f, node_i, edge_f, edge_s, node):
+@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], int64)", cache=True, nogil=True)
+def _value(node_f, node_i, edge_f, node):
     """A node's value for its side to move: its proven value, else its best child's mean (0 without moves)."""
     if not math.isnan(node_f[node, TERMINAL]):
         return node_f[node, TERMINAL]
@@ -182,12 +182,12 @@ def _value(node_f, node_i, edge_f, edge_s, node):
         return 0.0
     best = -np.inf
     for e in range(first, first + m):
-        best = max(best, edge_f[e, W] / max(edge_s[e, N], 1e-9))
+        best = max(best, edge_f[e, W] / max(edge_f[e, N], 1e-9))
     return best
 
 
 @njit(cache=True, nogil=True)
-def select_leaf(node_f, node_i, edge_f, edge_s, edge_i, root, rule, c, prior_visits, path, moves):
+def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, path, moves):
     """One simulation's descent from ``root`` by the selection ``rule``, each edge taken under a virtual loss;
     ``path`` gets the edges and ``moves`` their moves. Returns (depth, end): ``end`` is a proven node reached
     below the root (its value is the leaf's), NEW_EDGE when the last edge has no node yet, or DROPPED when it
@@ -201,10 +201,10 @@ def select_leaf(node_f, node_i, edge_f, edge_s, edge_i, root, rule, c, prior_vis
         if rule == UCB1:
             total = 0.0
             for e in range(first, first + m):
-                total += edge_s[e, N]
+                total += edge_f[e, N]
             log_total = math.log(max(total, 1.0))
             for e in range(first, first + m):
-                score = edge_f[e, W] / edge_s[e, N] + c * math.sqrt(log_total / edge_s[e, N])
+                score = edge_f[e, W] / edge_f[e, N] + c * math.sqrt(log_total / edge_f[e, N])
                 if score > best_score or math.isnan(score):
                     best, best_score = e, score
                     if math.isnan(score):
@@ -212,13 +212,13 @@ def select_leaf(node_f, node_i, edge_f, edge_s, edge_i, root, rule, c, prior_vis
         else:
             root_n = math.sqrt(max(node_f[node, VISITS], 1.0))
             for e in range(first, first + m):
-                score = edge_f[e, W] / edge_s[e, N] + c * edge_f[e, PRIOR] * root_n / (
-                    1.0 + (edge_s[e, N] - prior_visits))
+                score = edge_f[e, W] / edge_f[e, N] + c * edge_f[e, PRIOR] * root_n / (
+                    1.0 + (edge_f[e, N] - prior_visits))
                 if score > best_score or math.isnan(score):
                     best, best_score = e, score
                     if math.isnan(score):
                         break
-        edge_s[best, N] += VIRTUAL_LOSS
+        edge_f[best, N] += VIRTUAL_LOSS
         path[depth], moves[depth] = best, edge_i[best, MOVE]
         depth += 1
         child = edge_i[best, CHILD]
@@ -226,7 +226,7 @@ def select_leaf(node_f, node_i, edge_f, edge_s, edge_i, root, rule, c, prior_vis
             return depth, NEW_EDGE
         if child == IN_FLIGHT or depth == len(path):
             for k in range(depth):
-                edge_s[path[k], N] -= VIRTUAL_LOSS
+                edge_f[path[k], N] -= VIRTUAL_LOSS
             return depth, DROPPED
         node = child
 
@@ -263,14 +263,14 @@ def _prove(node_f, node_i, edge_i, node, child):
 
 
 @njit(cache=True, nogil=True)
-def _backup(node_f, node_i, edge_f, edge_s, edge_i, root, path, depth, leaf_value):
+def _backup(node_f, node_i, edge_f, edge_i, root, path, depth, leaf_value):
     """Back ``leaf_value`` (for the leaf's side to move) up the path with the negamax flip, replacing each
     edge's virtual loss by the visit, and prove what the leaf's result proves."""
     value = 1.0 - leaf_value
     for k in range(depth - 1, -1, -1):
         e = path[k]
         node = root if k == 0 else edge_i[path[k - 1], CHILD]
-        edge_s[e, N] += 1.0 - VIRTUAL_LOSS
+        edge_f[e, N] += 1.0 - VIRTUAL_LOSS
         edge_f[e, W] += value
         node_f[node, VISITS] += 1.0
         value = 1.0 - value
@@ -293,23 +293,23 @@ def expand_and_backup(node_f, node_i, edge_f, edge_s, edge_i, used, root, paths,
                              p[lo:hi], hits[row], mate_len[row], prior_visits, puct)
             edge_i[paths[j, depths[j] - 1], CHILD] = node
             made[row] = node
-            value = _value(node_f, node_i, edge_f, edge_s, node)
-        _backup(node_f, node_i, edge_f, edge_s, edge_i, root, paths[j], depths[j], value)
+            value = _value(node_f, node_i, edge_f, node)
+        _backup(node_f, node_i, edge_f, edge_i, root, paths[j], depths[j], value)
 
 
 @njit(cache=True, nogil=True)
-def root_stability(node_i, edge_f, edge_s, root, obvious_share):
+def root_stability(node_i, edge_f, root, obvious_share):
     """The shape of the root's visits for the time manager: 0 when one move has ``obvious_share`` of them (virtual
     prior visits included), 1 when the most visited move has the best mean, 2 when it has not."""
     first, m = node_i[root, FIRST], node_i[root, COUNT]
     most, best, total = first, first, 0.0
     for e in range(first, first + m):
-        total += edge_s[e, N]
-        if edge_s[e, N] > edge_s[most, N]:
+        total += edge_f[e, N]
+        if edge_f[e, N] > edge_f[most, N]:
             most = e
-        if edge_f[e, W] / edge_s[e, N] > edge_f[best, W] / edge_s[best, N]:
+        if edge_f[e, W] / edge_f[e, N] > edge_f[best, W] / edge_f[best, N]:
             best = e
-    if edge_s[most, N] >= obvious_share * total:
+    if edge_f[most, N] >= obvious_share * total:
         return 0
     return 1 if most == best else 2
 
@@ -407,7 +407,7 @@ class Tree:
             nodes, edges = self.max_bytes // NODE_BYTES, self.max_bytes // EDGE_BYTES
             try:
                 self.node_f, self.node_i = np.zeros((nodes, 2)), np.zeros((nodes, 5), np.int64)
-                self.edge_f, self.edge_s = np.zeros((edges, 2)), np.zeros((edges, 2), np.float32)
+                self.edge_f, self.edge_s = np.zeros((edges, 3)), np.zeros((edges, 1), np.float32)
                 self.edge_i = np.zeros((edges, 2), np.int32)
                 return
             except MemoryError:  # a USI_Hash beyond what the system will map: the most it will
@@ -530,7 +530,7 @@ class NodeView(NamedTuple):
 
     @property
     def n(self) -> np.ndarray:
-        return self._edges(N, "edge_s")
+        return self._edges(N)
 
     @property
     def visits(self) -> int:
@@ -578,4 +578,4 @@ class NodeView(NamedTuple):
 
     def value(self) -> float:
         """The node's value for its side to move."""
-        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.tree.edge_s, self.index))
+        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.index))

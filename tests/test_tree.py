@@ -43,6 +43,16 @@ def test_a_node_is_its_moves_q_and_prior():
     assert mated.terminal == 0.0 and mated.value() == 0.0
 
 
+def test_visits_count_past_what_float32_holds():
+    """A root move's visits pass 2^24 in minutes of go infinite with helpers: each one must still count (in float32,
+    2^24 + 1 is 2^24)."""
+    tree = Tree(MB, prior_visits=1.0)
+    node = tree.view(tree.add(1, np.array([11, 22], np.uint32), np.array([0.5, 0.25], np.float32), []))
+    node.add_visits(np.array([2.0**24, 0.0]), np.array([2.0**23, 0.0]))
+    node.add_visits(np.array([1.0, 0.0]), np.array([1.0, 0.0]))
+    assert node.n[0] == 2**24 + 2 and node.w[0] == 0.5 + 2**23 + 1
+
+
 def test_a_mate_line_found_as_a_node_is_made_proves_it():
     """df-pn's move may differ from the generator's above the low 16 bits: the node's own move is kept."""
     tree = Tree(MB, prior_visits=1.0)
@@ -73,18 +83,18 @@ def test_the_tree_never_grows_past_its_share_of_usi_hash(evaluator):
 
 
 def test_room_is_the_budget():
-    """A node takes 56 bytes and an edge 32 (its W and prior in float64, its N, Q, move and child in 32 bits):
+    """A node takes 56 bytes and an edge 36 (its W, N and prior in float64, its Q, move and child in 32 bits):
     the budget holds exactly what those bytes allow, in nodes and edges made, whatever their mix."""
     tree = Tree(4 * MB, prior_visits=1.0)
     assert tree.bytes() == 0 and tree.hashfull() == 0
-    assert tree.room(1, (4 * MB - 56) // 32) and not tree.room(1, (4 * MB - 56) // 32 + 1)
+    assert tree.room(1, (4 * MB - 56) // 36) and not tree.room(1, (4 * MB - 56) // 36 + 1)
     assert tree.room(4 * MB // 56, 0) and not tree.room(4 * MB // 56 + 1, 0)
     moves, q = np.arange(1, 81, dtype=np.uint32), np.linspace(0.1, 0.9, 80, dtype=np.float32)
     tree.add(1, moves, q, [])
-    assert tree.bytes() == 56 + 80 * 32
-    assert tree.room(1, (4 * MB - 2 * 56 - 80 * 32) // 32) and not tree.room(1, (4 * MB - 2 * 56 - 80 * 32) // 32 + 1)
+    assert tree.bytes() == 56 + 80 * 36
+    assert tree.room(1, (4 * MB - 2 * 56 - 80 * 36) // 36) and not tree.room(1, (4 * MB - 2 * 56 - 80 * 36) // 36 + 1)
     tree.resize(MB)  # USI_Hash changed: a new, smaller tree
-    assert tree.bytes() == 0 and tree.nodes == 0 and tree.room(1, (MB - 56) // 32)
+    assert tree.bytes() == 0 and tree.nodes == 0 and tree.room(1, (MB - 56) // 36)
 
 
 def test_the_next_search_keeps_only_the_subtree_of_its_position(evaluator):
