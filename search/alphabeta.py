@@ -39,6 +39,7 @@ from messiah.search.base import (
     is_proven,
     mate_in_one,
     mate_plies,
+    permille,
     repetition_value,
     terminal_value,
     win_in,
@@ -112,7 +113,7 @@ class AlphaBeta(Searcher):
 
     def hashfull(self) -> int:
         """Permille of the transposition table in use (USI's hashfull)."""
-        return min(1000, len(self.tt) * 1000 // self.hash_entries)
+        return permille(len(self.tt), self.hash_entries)
 
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         if limits.visits is not None and limits.nodes is None:  # no tree kept: visits are this search's nodes

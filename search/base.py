@@ -143,6 +143,11 @@ CACHE_ENTRY_OVERHEAD = 600
 DEFAULT_CACHE_BYTES = 128 * 2**20  # the cache's share of the default USI_Hash (256), until the engine sizes it
 
 
+def permille(used: int, whole: int) -> int:
+    """USI's hashfull: the permille of a table's budget in use, at most 1000."""
+    return min(1000, used * 1000 // max(1, whole))
+
+
 class EvalCache:
     """The evaluator's answers by position (zobrist hash), least recently used first out, in at most ``max_bytes``
     (what its answers' arrays and their Python objects take: :meth:`size`). Searches revisit positions
@@ -299,7 +304,7 @@ class Searcher(ABC):
 
     def hashfull(self) -> int:
         """Permille of the evaluation cache in use (USI's hashfull); alpha-beta reports its table instead."""
-        return min(1000, self.cache.bytes * 1000 // max(1, self.cache.max_bytes))
+        return permille(self.cache.bytes, self.cache.max_bytes)
 
     def root_mate_nodes(self, clock: Clock) -> int:
         """df-pn nodes for the root: ``mate_nodes``, but in a timed move never more than ROOT_MATE_SHARE of

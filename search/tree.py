@@ -26,6 +26,8 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from messiah.search.base import permille
+
 # node_f columns (float64)
 VISITS, TERMINAL = 0, 1
 # node_i columns (int64): the first edge, the number of edges, plies to the end when proven, the length of the mate
@@ -428,7 +430,7 @@ class Tree:
 
     def hashfull(self) -> int:
         """Permille of ``max_bytes`` the nodes and edges made so far take (USI's hashfull)."""
-        return min(1000, self.bytes() * 1000 // max(1, self.max_bytes))
+        return permille(self.bytes(), self.max_bytes)
 
     def clear(self) -> None:
         self.used[:] = 0
