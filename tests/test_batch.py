@@ -10,8 +10,8 @@ torch = pytest.importorskip("torch")
 from conftest import TEACHER  # noqa: E402
 
 from messiah.records import read_hcpe  # noqa: E402
-from messiah.records.selfplay import SELFPLAY  # noqa: E402
-from messiah.train.batch import concat, selfplay_rows, teacher_rows, value_target  # noqa: E402
+from messiah.records.selfplay import FAST, SELFPLAY  # noqa: E402
+from messiah.train.batch import NO_RANK, concat, selfplay_rows, teacher_rows, value_target  # noqa: E402
 from messiah.train.pretrain import TrainConfig, losses  # noqa: E402
 from messiah.train.rl.config import RLConfig  # noqa: E402
 from messiah.train.rl.learner import rl_losses  # noqa: E402
@@ -56,6 +56,35 @@ def test_the_same_teacher_rows_give_both_learners_the_same_target_and_value_loss
     assert torch.equal(target[:8], torch.full((8,), 0.75))
     assert np.isnan(mixed.dense[8:]).all() and (mixed.dense[:8, :2] == 0.25).all()
     assert np.array_equal(mixed.played, np.concatenate([np.ones(8, np.int64), rows.teacher]))
+
+
+def test_a_fast_search_row_trains_its_value_only():
+    """Playout cap randomisation: a row flagged FAST keeps its lambda-return but has no ranking target and no
+    dense values, so the rank term averages over the deep searches' rows alone and the value term over all."""
+    records = np.array(read_hcpe(TEACHER)[:8])
+    sp = selfplay_records(records)
+    sp["flags"][:3] = FAST
+    batch = selfplay_rows(sp, np.linspace(0.1, 0.8, 8, dtype=np.float32))
+    assert (batch.teacher[:3] == NO_RANK).all() and (batch.teacher[3:] == 0).all()
+    assert np.isnan(batch.dense[:3]).all() and (batch.dense[3:, :2] == 0.25).all()
+    assert (batch.played == 1).all()
+    torch.manual_seed(0)
+    z = torch.randn(8, batch.legal.shape[1])
+    cfg = RLConfig(scale=875.0)
+    out = rl_losses(FixedLogits(z), batch.tensors(), cfg)
+    legal = torch.from_numpy(batch.legal_mask)
+    zm = z.masked_fill(~legal, -1e4)
+    rank = -torch.log_softmax(cfg.rank_scale * zm[3:], 1)[:, 0].mean()  # the best move is slot 0
+    assert torch.isclose(out["rank_loss"], rank)
+    value = ((torch.sigmoid(zm[:, 1]) - torch.from_numpy(batch.target)) ** 2).mean()  # played: slot 1
+    assert torch.isclose(out["value_loss"], value)
+    values = torch.from_numpy(np.asarray(sp["values"][3:, : z.shape[1]], np.float32))  # 0.25, 0.25, then 0
+    deep = legal[3:]
+    dense = ((torch.sigmoid(zm[3:]) - values) ** 2)[deep].mean()
+    assert torch.isclose(out["dense_loss"], dense)
+    sp["flags"][:] = FAST  # a batch of fast rows alone: no ranking term, not NaN
+    out = rl_losses(FixedLogits(z), selfplay_rows(sp, batch.target).tensors(), cfg)
+    assert out["rank_loss"].item() == 0 and out["dense_loss"].item() == 0 and torch.isfinite(out["loss"])
 
 
 def test_the_result_mix_moves_the_target_toward_the_result():

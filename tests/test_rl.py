@@ -531,6 +531,45 @@ def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
     assert tree_rows(searcher, board, played, GameSpec(0, 1, None, 0), RLConfig(teacher=[], strong=[])) == []
 
 
+def test_playout_cap_searches_a_share_of_moves_with_the_fast_budget_and_flags_them():
+    """--fast-nodes: each move draws its budget, the row of a fast move is flagged FAST, and only the deep
+    searches add TreeStrap rows (with every move fast there are none, where the same game has them otherwise)."""
+    from messiah.errors import UserError
+    from messiah.evaluator import Evaluator
+    from messiah.records.selfplay import FAST
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.selfplay import GameSpec, make_game_searcher, play_selfplay_game
+
+    def game(**fast):
+        cfg = RLConfig(nodes=40, tree_visits=3, teacher=[], strong=[], openings="", max_ply=50, resign=0, **fast)
+        searcher = make_game_searcher(cfg, Evaluator(threads=1))
+        budgets, search = [], searcher.search
+
+        def spy(board, limits):
+            budgets.append(limits.visits)
+            return search(board, limits)
+
+        searcher.search = spy
+        records, stats = play_selfplay_game(searcher, GameSpec(0, 1, None, 11), cfg)
+        return records, stats, budgets
+
+    records, stats, budgets = game(fast_nodes=6, fast_fraction=0.5)
+    moved = records[(records["flags"] & (TREE | FINAL)) == 0]
+    fast = (moved["flags"] & FAST) != 0
+    assert len(budgets) in (len(moved), len(moved) + 1)  # + a search that proved the game lost: no row
+    assert budgets[: len(moved)] == [6 if f else 40 for f in fast]
+    assert 0 < stats.fast == fast.sum() < len(moved)
+    assert not (records["flags"][(records["flags"] & TREE) != 0] & FAST).any()
+
+    records, stats, budgets = game(fast_nodes=6, fast_fraction=1.0)
+    assert set(budgets) == {6} and not (records["flags"] & TREE).any()
+    assert ((records["flags"][(records["flags"] & FINAL) == 0] & FAST) != 0).all()
+    records, stats, budgets = game()
+    assert set(budgets) == {40} and (records["flags"] & TREE).any() and not (records["flags"] & FAST).any()
+    with pytest.raises(UserError, match="--fast-nodes 40 must be fewer than --nodes 40"):
+        RLConfig(nodes=40, fast_nodes=40, teacher=[], strong=[])
+
+
 def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_path, monkeypatch):
     """--tree-visits: the game file keeps only the games' positions (its index unchanged), the tree file beside
     it holds the TREE rows with their own index, the log counts them, and a batch draws --tree-fraction of its

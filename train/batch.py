@@ -20,8 +20,10 @@ from messiah.features import mirror_planes, planes
 from messiah.moves import mirror_indices, pad_indices
 from messiah.records.decode import decode, positions
 from messiah.records.formats import result_for_side_to_move
+from messiah.records.selfplay import FAST
 
 NO_RESULT = 0.5  # the result field of a row whose result is unknown (it means nothing there)
+NO_RANK = -100  # the ranking slot of a row without a ranking target (torch's ignore_index): a fast search's row
 
 
 @dataclass
@@ -30,6 +32,7 @@ class Batch:
     legal: np.ndarray  # (B, M) int64 move indices, padded with 0
     legal_mask: np.ndarray  # (B, M) bool
     teacher: np.ndarray  # (B,) int64 the ranking target's slot in ``legal``: the teacher's move, the search's best
+    # (NO_RANK: none)
     eval_cp: np.ndarray  # (B,) float32 teacher eval for the side to move (0 where unknown)
     eval_known: np.ndarray  # (B,) bool: the row has a teacher eval
     result: np.ndarray  # (B,) float32 1 win / 0.5 draw / 0 loss for the side to move (NO_RESULT where unknown)
@@ -63,13 +66,15 @@ def teacher_rows(records: np.ndarray, eval_known: np.ndarray | None = None,
 def selfplay_rows(records: np.ndarray, targets: np.ndarray) -> Batch:
     """A batch of self-play records (rows with a move) and their lambda-returns (NaN: none, as for TreeStrap
     rows): the ranking target the search's best move, the value target on the move played, every legal move's
-    searched value as the dense target."""
+    searched value as the dense target. A fast search's row (flag FAST) has the value target only."""
     arrays, legal = positions(records)
     padded, mask = pad_indices([idx for _, idx in legal])
+    fast = (np.asarray(records["flags"]) & FAST) != 0
     dense = np.asarray(records["values"][:, : padded.shape[1]], np.float32).copy()
-    dense[~mask] = np.nan
+    dense[~mask | fast[:, None]] = np.nan
+    best = np.where(fast, NO_RANK, np.asarray(records["best"], np.int64))
     n = len(records)
-    return Batch(planes(arrays), padded, mask, np.asarray(records["best"], np.int64), np.zeros(n, np.float32),
+    return Batch(planes(arrays), padded, mask, best, np.zeros(n, np.float32),
                  np.zeros(n, bool), np.full(n, NO_RESULT, np.float32), np.zeros(n, bool),
                  played=np.asarray(records["played"], np.int64), target=targets.astype(np.float32), dense=dense)
 
@@ -135,4 +140,5 @@ def value_loss(z: torch.Tensor, b: dict[str, torch.Tensor], scale: float,
         has_target
 
 
-__all__ = ["NO_RESULT", "Batch", "concat", "mirror", "selfplay_rows", "teacher_rows", "value_loss", "value_target"]
+__all__ = ["NO_RANK", "NO_RESULT", "Batch", "concat", "mirror", "selfplay_rows", "teacher_rows", "value_loss",
+           "value_target"]

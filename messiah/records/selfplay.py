@@ -39,6 +39,7 @@ EXPLORATORY = 1  # the played move is not the search's choice (softmax or epsilo
 FINAL = 2  # no move: the last position of a truncated game, kept so that its value can be bootstrapped
 PROVEN = 4  # the root search proved a mate for the side to move: the row's value is exact (1)
 TREE = 8  # not a game position: a node of a root move's subtree that the game did not play (TreeStrap rows)
+FAST = 16  # searched with the fast budget (playout cap randomisation): the row trains its value only
 
 # How a game ended (the ``end`` field of each of its rows)
 END_MATED = 1  # the side to move had no legal move

@@ -75,6 +75,14 @@ class RLConfig(Training):
     nodes: int = 64
     """self-play budget per move: the root's visits, those kept from the previous move's tree included (ucb1,
     puct; alpha-beta's nodes). Visits, not time: results do not depend on the machine's load"""
+    fast_nodes: int = 0
+    """playout cap randomisation (KataGo's): the visits of a fast search, which a --fast-fraction share of the
+    moves gets instead of --nodes (0: every move gets --nodes). A fast move is played as any other, but its row
+    trains the value only: its search's choice and move values are too shallow to be ranking and dense targets,
+    and it adds no TreeStrap rows. More games, and so more value targets, for the same visits; the deep searches
+    still make every move target"""
+    fast_fraction: float = 0.75
+    """the share of moves searched with --fast-nodes, drawn move by move"""
     search_batch: int = 8
     """the engine's BatchSize for the actors: leaves per forward pass inside one search (ucb1/puct); 8, the
     engine's own, scores 1.9 times the positions a second of 1 on one CPU thread"""
@@ -186,8 +194,10 @@ class RLConfig(Training):
         at_least(self, 1, "generations", "games", "games_per_actor", "nodes", "search_batch", "max_ply", "steps",
                  "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes", "verify_games")
         within(self, 0, 1, "lam", "gamma", "teacher_fraction", "strong_fraction", "tree_fraction", "epsilon",
-               "resign_playout")
-        at_least(self, 0, "tree_visits")
+               "resign_playout", "fast_fraction")
+        at_least(self, 0, "tree_visits", "fast_nodes")
+        if self.fast_nodes >= self.nodes:
+            raise UserError(f"--fast-nodes {self.fast_nodes} must be fewer than --nodes {self.nodes}")
         if self.teacher_fraction + self.strong_fraction + (self.tree_fraction if self.tree_visits else 0) > 1:
             raise UserError(f"--teacher-fraction {self.teacher_fraction}, --strong-fraction {self.strong_fraction}"
                             + (f" and --tree-fraction {self.tree_fraction}" if self.tree_visits else "")

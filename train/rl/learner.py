@@ -7,7 +7,8 @@ target is the teacher's eval as a win rate, their ranking target the teacher's m
 the newest ``window`` self-play positions (whole games). A self-play row's loss:
 
     value  (sigmoid(z(s, a_played)) - G_lambda)^2      the lambda-return of targets.py
-    rank   cross-entropy of softmax(rank_scale * z(s, legal)) against the search's choice (``loss="rank"``)
+    rank   cross-entropy of softmax(rank_scale * z(s, legal)) against the search's choice (``loss="rank"``); a fast
+           search's row (``--fast-nodes``) has no rank nor dense term
     dense  mean over the legal moves of (sigmoid(z(s, a)) - root value of a)^2, weight ``dense_weight``: one
            search values every root move, so every move gets a target almost for free (docs/method.md section 8)
 
@@ -44,7 +45,7 @@ from messiah.moves import pad_indices
 from messiah.records import read_records
 from messiah.records.decode import positions
 from messiah.records.selfplay import FINAL, SELFPLAY, read_games, tree_file
-from messiah.train.batch import Batch, concat, mirror, selfplay_rows, value_loss
+from messiah.train.batch import NO_RANK, Batch, concat, mirror, selfplay_rows, value_loss
 from messiah.train.data import TeacherData, gather
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
 from messiah.train.rl.targets import window_targets
@@ -94,7 +95,8 @@ def rl_losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: RLConfig) -> di
     z, _ = legal_logits(model, b)
     mask = b["legal_mask"]
     value, target, _, has_target = value_loss(z, b, cfg.scale)
-    rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"])
+    ranked = (b["teacher"] != NO_RANK).sum().clamp(min=1)
+    rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"], ignore_index=NO_RANK, reduction="sum") / ranked
     if "dense" in b:
         known = torch.isfinite(b["dense"]) & mask
         dense = ((torch.sigmoid(z) - b["dense"].nan_to_num(0.5)) ** 2 * known).sum() / known.sum().clamp(min=1)

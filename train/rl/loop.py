@@ -65,13 +65,13 @@ GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone 
 LOG_FIELDS = [
     "generation", "games", "positions", "tree_positions", "selfplay_s", "selfplay_positions_per_s",
     "positions_per_s_per_actor", "forward_share", "mean_plies", "truncated_share", "resign_share", "mate_share",
-    "repetition_share", "false_resign_rate", "resign_checked", "exploratory_share", "black_win_share", "window",
-    "tree_window", "learner_steps", "learner_positions_per_s", "learner_data_share", "target_refresh_s", "learn_s",
-    "loss", "value_loss", "rank_loss", "dense_loss", "target_mean", "teacher_agreement", "teacher_value_mse",
-    "floodgate_agreement", "gate_games", "gate_wins", "gate_losses", "gate_draws", "gate_score", "elo", "elo_low",
-    "elo_high", "gate_s", "promoted", "best_generation", "total_elo", "verify_games", "verify_wins", "verify_losses",
-    "verify_draws", "verify_elo", "verify_elo_low", "verify_elo_high", "verify_s",
-    "verified_generation", "rolled_back_to",
+    "repetition_share", "false_resign_rate", "resign_checked", "exploratory_share", "fast_share", "black_win_share",
+    "window", "tree_window", "learner_steps", "learner_positions_per_s", "learner_data_share", "target_refresh_s",
+    "learn_s", "loss", "value_loss", "rank_loss", "dense_loss", "target_mean", "teacher_agreement",
+    "teacher_value_mse", "floodgate_agreement", "gate_games", "gate_wins", "gate_losses", "gate_draws",
+    "gate_score", "elo", "elo_low", "elo_high", "gate_s", "promoted", "best_generation", "total_elo",
+    "verify_games", "verify_wins", "verify_losses", "verify_draws", "verify_elo", "verify_elo_low",
+    "verify_elo_high", "verify_s", "verified_generation", "rolled_back_to",
 ]
 
 
@@ -273,6 +273,7 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
             "mate_share": sum(e in (1, 2) for e in ends) / n,
             "false_resign_rate": false / len(checked) if checked else math.nan, "resign_checked": len(checked),
             "exploratory_share": sum(s["exploratory"] for s in stats) / max(1, sum(s["plies"] for s in stats)),
+            "fast_share": sum(s.get("fast", 0) for s in stats) / max(1, sum(s["plies"] for s in stats)),
             "black_win_share": sum(s["winner"] == 0 for s in stats) / n,
             "endings": {ENDINGS[c]: ends.count(c) for c in sorted(set(ends))}}
 

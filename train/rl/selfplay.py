@@ -39,6 +39,7 @@ from messiah.records.selfplay import (
     END_RESIGN,
     END_TRUNCATED,
     EXPLORATORY,
+    FAST,
     FINAL,
     MAX_LEGAL_MOVES,
     PROVEN,
@@ -84,6 +85,7 @@ class GameStats:
     forwards: int = 0
     nodes: int = 0
     tree_rows: int = 0  # TreeStrap rows recorded beside the game's
+    fast: int = 0  # moves searched with the fast budget (--fast-nodes)
 
 
 class LeafBatcher:
@@ -280,7 +282,8 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
                 row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
                 rows.append(row)
             break
-        result = searcher.search(board, Limits(visits=cfg.nodes))
+        fast = cfg.fast_nodes > 0 and rng.random() < cfg.fast_fraction  # no draw when off: old runs replay
+        result = searcher.search(board, Limits(visits=cfg.fast_nodes if fast else cfg.nodes))
         stats.nodes += result.nodes
         moves, _ = legal_move_indices(board)
         values = root_values(searcher, board, len(moves))
@@ -300,10 +303,12 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
         slot = choose_slot(values, best, proven, moved, cfg, rng)
         row = _row(board, spec, values, value, cfg.scale)
         row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(moves[slot])), best, slot
-        row["flags"] = (EXPLORATORY if slot != best else 0) | (PROVEN if proven else 0)
+        row["flags"] = (EXPLORATORY if slot != best else 0) | (PROVEN if proven else 0) | (FAST if fast else 0)
         stats.exploratory += slot != best
+        stats.fast += fast
         rows.append(row)
-        tree += tree_rows(searcher, board, int(moves[slot]), spec, cfg)
+        if not fast:
+            tree += tree_rows(searcher, board, int(moves[slot]), spec, cfg)
         board.push(int(moves[slot]))
         moved += 1
         if proven:
