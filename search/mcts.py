@@ -77,11 +77,14 @@ PUCT_TEMPERATURE = 0.024
 # models").
 BATCH_SIZE = 8
 BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
-# USI LeafMateNodes: df-pn nodes at each new node. 0 leaves new nodes with cshogi's mate checks in one and three
-# plies (about a microsecond; df-pn at 64 nodes costs 30 us, a third of a forward pass): which pays at a clock is a
-# match's question
-MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate in three the three-ply check has proven
+# USI LeafMateNodes: df-pn nodes at each new node. 0 leaves new nodes with cshogi's mate checks in one ply and in
+# LeafMatePly plies (three: about a microsecond; five: about 5 us and two thirds of df-pn's mates; df-pn at 64
+# nodes costs 30 us, a third of a forward pass): which pays at a clock is a match's question (docs/search.md)
+MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate the short check has proven
 LEAF_MATE_OPTION = SearchOption("LeafMateNodes", "leaf_mate_nodes", LEAF_MATE_NODES, 0, 100_000)
+LEAF_MATE_PLY = 3
+# cshogi's check takes an odd ply: a mate of at most an even number of plies is one of at most one ply fewer.
+LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PLY, 3, 9)
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
@@ -110,7 +113,8 @@ class BanditSearch(Searcher):
     rule = UCB1
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
-                 mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0):
+                 mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0,
+                 leaf_mate_ply: int = LEAF_MATE_PLY):
         super().__init__(evaluator, mate_nodes)
         self.c = c
         self.prior_visits = prior_visits
@@ -120,6 +124,7 @@ class BanditSearch(Searcher):
         self.helpers: Helpers | None = None  # root-parallel helper processes (start_helpers)
         self.share: RootShare | None = None  # this process's row of their shared root statistics
         self.leaf_dfpn = None
+        self.leaf_mate_ply = max(3, leaf_mate_ply - (1 - leaf_mate_ply % 2))  # odd, at least 3
         if leaf_mate_nodes > 0:
             self.leaf_dfpn = cshogi.DfPn()
             self.leaf_dfpn.set_max_search_node(leaf_mate_nodes)
@@ -167,7 +172,7 @@ class BanditSearch(Searcher):
             return [mate]
         if self.leaf_dfpn is not None:
             return [int(m) for m in self.leaf_dfpn.get_pv(board)] if self.leaf_dfpn.search(board) else []
-        if board.mate_move(3):  # cshogi's three-ply mate check (about a microsecond); df-pn gives the line
+        if board.mate_move(self.leaf_mate_ply):  # cshogi's short mate check; df-pn gives the line
             return root_mate(board, MATE_LINE_NODES) or []
         return []
 
@@ -385,12 +390,14 @@ class Ucb1(BanditSearch):
     """UCB1: mean + c * sqrt(ln N / n), children starting from one virtual visit at their Q."""
 
     name = "ucb1"
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION,
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION,
                SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = 1.0,
-                 batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES):
-        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes)
+                 batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES,
+                 leaf_mate_ply: int = LEAF_MATE_PLY):
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes,
+                         leaf_mate_ply=leaf_mate_ply)
 
 
 class Puct(BanditSearch):
@@ -398,12 +405,13 @@ class Puct(BanditSearch):
 
     name = "puct"
     rule = PUCT
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION,
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION,
                SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
                SearchOption("PuctTemperature", "temperature", PUCT_TEMPERATURE, 1, 10000, scale=1000))
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
                  prior_visits: float = 1.0, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
-                 leaf_mate_nodes: int = LEAF_MATE_NODES):
+                 leaf_mate_nodes: int = LEAF_MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY):
         self.temperature = temperature
-        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes, temperature)
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes, temperature,
+                         leaf_mate_ply)

@@ -34,6 +34,7 @@ def test_the_usi_options_are_the_documented_ones():
     for declared in ("MateNodes type spin default 20000 min 0 max 10000000",
                      "BatchSize type spin default 8 min 1 max 1024",
                      "LeafMateNodes type spin default 64 min 0 max 100000",
+                     "LeafMatePly type spin default 3 min 3 max 9",
                      "Ucb1C type spin default 30 min 0 max 1000",
                      "PuctC type spin default 50 min 0 max 10000",
                      "PuctTemperature type spin default 24 min 1 max 10000"):

@@ -1,5 +1,5 @@
 """The bandit searches' tree as arrays (search.tree): its arithmetic against numpy's, its memory bound and what a
-full tree does, the subtree kept between moves, and the three-ply mate check of LeafMateNodes 0."""
+full tree does, the subtree kept between moves, and the short mate check of LeafMateNodes 0."""
 
 import cshogi
 import numpy as np
@@ -8,6 +8,7 @@ from conftest import MATES
 
 from messiah.evaluator import Evaluator
 from messiah.search import Limits, make_searcher
+from messiah.search.mcts import Puct
 from messiah.search.tree import Tree, _pairwise_sum
 
 MB = 2**20
@@ -122,18 +123,28 @@ def test_the_next_search_keeps_only_the_subtree_of_its_position(evaluator):
 
 
 @pytest.mark.parametrize("name", ["puct", "ucb1"])
-def test_leaf_mate_nodes_0_still_proves_a_mate_in_three_where_the_tree_meets_it(evaluator, name):
-    """With no df-pn at the root or the leaves, cshogi's three-ply check proves a mate in three as a node is made,
-    with its line: the search ends proven at once, its first move the problem's solution."""
-    sfen, length, solution = (MATES / "mate3.tsv").read_text().splitlines()[0].split("\t")
+@pytest.mark.parametrize("ply", [3, 5])
+def test_leaf_mate_nodes_0_still_proves_a_short_mate_where_the_tree_meets_it(evaluator, name, ply):
+    """With no df-pn at the root or the leaves, cshogi's check of LeafMatePly plies proves a mate of that length as
+    a node is made, with its line: the search ends proven at once, its first move the problem's solution. The
+    three-ply check does not see a mate in five."""
+    sfen, length, solution = (MATES / f"mate{ply}.tsv").read_text().splitlines()[0].split("\t")
     board = cshogi.Board(sfen)
-    searcher = make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0)
+    searcher = make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0, leaf_mate_ply=ply)
     assert searcher.leaf_dfpn is None
     line = searcher._mate_line(board)
-    assert int(length) == len(line) == 3 and cshogi.move_to_usi(line[0]) == solution.split()[0]
+    assert int(length) == len(line) == ply and cshogi.move_to_usi(line[0]) == solution.split()[0]
+    if ply == 5:
+        assert make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0)._mate_line(board) == []
     result = searcher.search(board, Limits(nodes=200))
-    assert result.mate == 3 and len(result.pv) == 3 and result.pv[0] & 0xFFFF == line[0] & 0xFFFF, result
+    assert result.mate == ply and len(result.pv) == ply and result.pv[0] & 0xFFFF == line[0] & 0xFFFF, result
     for move in result.pv:  # a real line: legal moves that end in mate
         assert move in set(board.legal_moves)
         board.push(move)
     assert board.is_game_over()
+
+
+def test_leaf_mate_ply_is_odd_as_cshogis_check_needs(evaluator):
+    """A mate of at most an even number of plies is one of one ply fewer (mates are odd): LeafMatePly 4 checks 3."""
+    plies = [Puct.from_usi(evaluator, {"LeafMatePly": n}).leaf_mate_ply for n in range(3, 10)]
+    assert plies == [3, 3, 5, 5, 7, 7, 9]
