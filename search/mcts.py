@@ -124,7 +124,8 @@ class BanditSearch(Searcher):
         self.helpers: Helpers | None = None  # root-parallel helper processes (start_helpers)
         self.share: RootShare | None = None  # this process's row of their shared root statistics
         self.leaf_dfpn = None
-        self.leaf_mate_ply = max(3, leaf_mate_ply - (1 - leaf_mate_ply % 2))  # odd, at least 3
+        # odd, as cshogi's check needs (LEAF_MATE_PLY_OPTION)
+        self.leaf_mate_ply = max(3, leaf_mate_ply if leaf_mate_ply % 2 else leaf_mate_ply - 1)
         if leaf_mate_nodes > 0:
             self.leaf_dfpn = cshogi.DfPn()
             self.leaf_dfpn.set_max_search_node(leaf_mate_nodes)
