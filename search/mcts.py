@@ -62,7 +62,6 @@ from messiah.search.tree import (
 )
 
 DEFAULT_NODES = 800  # playouts when no limit is given
-LEAF_MATE_NODES = 64  # df-pn budget at each new node: ~60 us, a sixth of a forward pass on a CPU
 MAX_PV = 64  # moves of a principal variation
 REUSE_PLIES = 4  # a later search reuses the previous tree's node for its position this far below the old root
 DEFAULT_TREE_BYTES = 128 * 2**20  # the tree's memory until the engine sizes it from USI_Hash (set_hash)
@@ -77,12 +76,15 @@ PUCT_TEMPERATURE = 0.024
 # models").
 BATCH_SIZE = 8
 BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
-# USI LeafMateNodes: df-pn nodes at each new node. 0 leaves new nodes with cshogi's mate checks in one ply and in
-# LeafMatePly plies (three: about a microsecond; five: about 5 us and two thirds of df-pn's mates; df-pn at 64
-# nodes costs 30 us, a third of a forward pass): which pays at a clock is a match's question (docs/search.md)
+# The mate check at each new node. USI LeafMateNodes: df-pn nodes there (64 cost 30 us, a third of a forward pass);
+# at 0, cshogi's checks for a mate in one ply and in LeafMatePly plies (five: about 5 us, two thirds of the mates of
+# df-pn's 64 nodes; three: about a microsecond). Five plies without df-pn beat df-pn's 64 nodes by +117 (+7 .. +227)
+# in 40 games at byoyomi 1000, an SPRT (0, 50) that accepted; three plies and 256 nodes had lost to 64 (docs/search.md,
+# "LeafMateNodes and LeafMatePly").
+LEAF_MATE_NODES = 0
+LEAF_MATE_PLY = 5
 MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate the short check has proven
 LEAF_MATE_OPTION = SearchOption("LeafMateNodes", "leaf_mate_nodes", LEAF_MATE_NODES, 0, 100_000)
-LEAF_MATE_PLY = 3
 # cshogi's check takes an odd ply: a mate of at most an even number of plies is one of at most one ply fewer.
 LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PLY, 3, 9)
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious

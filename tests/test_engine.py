@@ -33,8 +33,8 @@ def test_the_usi_options_are_the_documented_ones():
     assert "option name Search type combo default puct var puct var alphabeta var ucb1" in out
     for declared in ("MateNodes type spin default 20000 min 0 max 10000000",
                      "BatchSize type spin default 8 min 1 max 1024",
-                     "LeafMateNodes type spin default 64 min 0 max 100000",
-                     "LeafMatePly type spin default 3 min 3 max 9",
+                     "LeafMateNodes type spin default 0 min 0 max 100000",
+                     "LeafMatePly type spin default 5 min 3 max 9",
                      "Ucb1C type spin default 30 min 0 max 1000",
                      "PuctC type spin default 50 min 0 max 10000",
                      "PuctTemperature type spin default 24 min 1 max 10000"):
@@ -84,7 +84,7 @@ def test_usi_integers_become_constructor_arguments_by_their_scale(evaluator):
     """PuctC is c in hundredths and PuctTemperature T in thousandths; options of other searches are ignored."""
     puct = Puct.from_usi(evaluator, {"PuctC": 70, "PuctTemperature": 30, "BatchSize": 4, "Ucb1C": 99, "MateNodes": 5})
     assert (puct.c, puct.temperature, puct.batch_size, puct.mate_nodes) == (0.7, 0.03, 4, 5)
-    assert puct.leaf_dfpn is not None and Puct.from_usi(evaluator, {"LeafMateNodes": 0}).leaf_dfpn is None
+    assert puct.leaf_dfpn is None and Puct.from_usi(evaluator, {"LeafMateNodes": 64}).leaf_dfpn is not None
 
 
 def test_engine_settings_refuse_what_setoption_refuses():

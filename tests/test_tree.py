@@ -135,7 +135,7 @@ def test_leaf_mate_nodes_0_still_proves_a_short_mate_where_the_tree_meets_it(eva
     line = searcher._mate_line(board)
     assert int(length) == len(line) == ply and cshogi.move_to_usi(line[0]) == solution.split()[0]
     if ply == 5:
-        assert make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0)._mate_line(board) == []
+        assert make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0, leaf_mate_ply=3)._mate_line(board) == []
     result = searcher.search(board, Limits(nodes=200))
     assert result.mate == ply and len(result.pv) == ply and result.pv[0] & 0xFFFF == line[0] & 0xFFFF, result
     for move in result.pv:  # a real line: legal moves that end in mate
