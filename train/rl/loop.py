@@ -259,6 +259,7 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
     false = sum(s["winner"] != 1 - s["would_resign"] for s in checked)
     fresh = stats[-played:] if played else []
     plies = sum(s["plies"] for s in fresh)
+    all_plies = sum(s["plies"] for s in stats)
     search_s = sum(s["seconds"] for s in fresh)
     actors = max(1, min(actor_count(cfg), played))
     tree, _ = read_games(tree_file(path))
@@ -267,13 +268,13 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
             "selfplay_positions_per_s": plies / seconds if played and seconds else math.nan,
             "positions_per_s_per_actor": plies / seconds / actors if played and seconds else math.nan,
             "forward_share": sum(s["forward_seconds"] for s in fresh) / search_s if search_s else math.nan,
-            "mean_plies": sum(s["plies"] for s in stats) / n,
+            "mean_plies": all_plies / n,
             **{f"{name}_share": sum(e == code for e in ends) / n for code, name in
                ((END_TRUNCATED, "truncated"), (3, "resign"), (4, "repetition"))},
             "mate_share": sum(e in (1, 2) for e in ends) / n,
             "false_resign_rate": false / len(checked) if checked else math.nan, "resign_checked": len(checked),
-            "exploratory_share": sum(s["exploratory"] for s in stats) / max(1, sum(s["plies"] for s in stats)),
-            "fast_share": sum(s.get("fast", 0) for s in stats) / max(1, sum(s["plies"] for s in stats)),
+            "exploratory_share": sum(s["exploratory"] for s in stats) / max(1, all_plies),
+            "fast_share": sum(s.get("fast", 0) for s in stats) / max(1, all_plies),
             "black_win_share": sum(s["winner"] == 0 for s in stats) / n,
             "endings": {ENDINGS[c]: ends.count(c) for c in sorted(set(ends))}}
 
