@@ -3,16 +3,26 @@
 Workers are spawned, never forked: the parent may hold numba's OpenMP pool or tqdm's thread, and a child forked
 from either can hang. Each worker gets its share of the work and the pool's queue and stop event as its last two
 arguments; it puts messages on the queue and returns when the stop event is set or its share is done.
+
+A SIGTERM to the parent (``pkill``, a job scheduler) ends the workers too: while the pool is open it raises
+SystemExit in the parent, so the pool's exit stops and joins them, as Ctrl-C does. Python's default would end the
+parent alone and leave spawned workers playing on with no one to read their games.
 """
 
 from __future__ import annotations
 
 import multiprocessing as mp
 import queue
+import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 
 SHUTDOWN_SECONDS = 30.0  # a worker finishing its current search and quitting its engine, before it is terminated
+
+
+def _exit_on_sigterm(signum, frame) -> None:
+    raise SystemExit(128 + signum)
 
 
 class WorkerPool:
@@ -27,8 +37,11 @@ class WorkerPool:
         self.procs = [ctx.Process(target=target, args=(*share, self.results, self.stop), daemon=True)
                       for share in shares]
         self.error, self.what, self.call = error, what, call
+        self._sigterm = None  # the handler this pool replaced, restored on exit
 
     def __enter__(self) -> WorkerPool:
+        if threading.current_thread() is threading.main_thread():  # only the main thread may set handlers
+            self._sigterm = signal.signal(signal.SIGTERM, _exit_on_sigterm)
         for p in self.procs:
             p.start()
         return self
@@ -58,3 +71,5 @@ class WorkerPool:
             if p.is_alive():
                 p.terminate()
             p.join()
+        if self._sigterm is not None:
+            signal.signal(signal.SIGTERM, self._sigterm)
