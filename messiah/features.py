@@ -209,7 +209,8 @@ class PositionArrays(NamedTuple):
 
     def set(self, i: int, board: cshogi.Board) -> None:
         """Copy ``board`` into row ``i``."""
-        self.pieces[i] = board.pieces
+        # through bytes: numpy converts 81 Python ints one by one (3 us a leaf); bytes() and frombuffer take 1
+        self.pieces[i] = np.frombuffer(bytes(board.pieces), np.int8)
         self.hands[i] = board.pieces_in_hand
         self.turns[i] = board.turn
 
