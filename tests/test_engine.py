@@ -37,7 +37,8 @@ def test_the_usi_options_are_the_documented_ones():
                      "LeafMatePly type spin default 5 min 3 max 9",
                      "Ucb1C type spin default 30 min 0 max 1000",
                      "PuctC type spin default 50 min 0 max 10000",
-                     "PuctTemperature type spin default 24 min 1 max 10000"):
+                     "PuctTemperature type spin default 24 min 1 max 10000",
+                     "PriorVisits type spin default 100 min 10 max 10000"):
         assert f"option name {declared}" in out
 
 
@@ -81,9 +82,12 @@ def test_a_declared_default_is_the_constructors(name):
 
 
 def test_usi_integers_become_constructor_arguments_by_their_scale(evaluator):
-    """PuctC is c in hundredths and PuctTemperature T in thousandths; options of other searches are ignored."""
-    puct = Puct.from_usi(evaluator, {"PuctC": 70, "PuctTemperature": 30, "BatchSize": 4, "Ucb1C": 99, "MateNodes": 5})
+    """PuctC is c in hundredths, PuctTemperature T in thousandths, PriorVisits in hundredths; options of other
+    searches are ignored."""
+    puct = Puct.from_usi(evaluator, {"PuctC": 70, "PuctTemperature": 30, "BatchSize": 4, "Ucb1C": 99, "MateNodes": 5,
+                                     "PriorVisits": 250})
     assert (puct.c, puct.temperature, puct.batch_size, puct.mate_nodes) == (0.7, 0.03, 4, 5)
+    assert puct.prior_visits == puct.tree.prior_visits == 2.5
     assert puct.leaf_dfpn is None and Puct.from_usi(evaluator, {"LeafMateNodes": 64}).leaf_dfpn is not None
 
 
