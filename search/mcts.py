@@ -396,7 +396,7 @@ class BanditSearch(Searcher):
 
 
 class Ucb1(BanditSearch):
-    """UCB1: mean + c * sqrt(ln N / n), children starting from one virtual visit at their Q."""
+    """UCB1: mean + c * sqrt(ln N / n), children starting from PriorVisits virtual visits at their Q."""
 
     name = "ucb1"
     options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION,
