@@ -119,6 +119,7 @@ class BanditSearch(Searcher):
     """The shared tree (:class:`search.tree.Tree`); subclasses give the selection rule."""
 
     rule = UCB1
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION)
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
                  mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0,
@@ -399,8 +400,7 @@ class Ucb1(BanditSearch):
     """UCB1: mean + c * sqrt(ln N / n), children starting from PriorVisits virtual visits at their Q."""
 
     name = "ucb1"
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION,
-               SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
+    options = (*BanditSearch.options, SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = PRIOR_VISITS,
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES,
@@ -414,8 +414,7 @@ class Puct(BanditSearch):
 
     name = "puct"
     rule = PUCT
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION,
-               SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
+    options = (*BanditSearch.options, SearchOption("PuctC", "c", PUCT_C, 0, 10000, scale=100),
                SearchOption("PuctTemperature", "temperature", PUCT_TEMPERATURE, 1, 10000, scale=1000))
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
