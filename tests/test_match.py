@@ -22,7 +22,7 @@ from messiah.arena.match import (
     match_report,
     recorded_games,
 )
-from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state
+from messiah.arena.stats import Game, elo_interval, pentanomial, sprt_bounds, sprt_llr, sprt_state, wilson
 from messiah.config import parse_options
 from messiah.errors import DataError, UserError
 from messiah.tools.fitwinrate import Samples, bootstrap_scale, fit_files, samples_from_csa, score_scale
@@ -42,6 +42,14 @@ def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
     assert diff == math.inf and 100 < low < math.inf and high == math.inf
     diff, low, high = elo_interval(0, 20, 0)
     assert diff == -math.inf and low == -math.inf and -math.inf < high < -100
+
+
+@pytest.mark.parametrize("k, n, low, high", [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605),
+                                             (0, 20, 0.0, 0.1611), (1, 29, 0.0061, 0.1718)])
+def test_wilson_gives_newcombes_published_intervals(k, n, low, high):
+    """Newcombe (1998), Statistics in Medicine 17:857, table II, the score method without continuity correction."""
+    p = k / n
+    assert wilson(p, p * (1 - p), n) == pytest.approx((low, high), abs=5e-5)
 
 
 def test_options_parse_names_with_spaces_and_reject_garbage():

@@ -31,16 +31,22 @@ class Game:
     ponderhits: int = 0  # and how many of them the opponent's move turned into its move (ponderhit)
 
 
+def wilson(mean: float, variance: float, n: int) -> tuple[float, float]:
+    """Wilson's 95% interval of a mean of ``n`` outcomes in [0, 1] with the given variance (p(1 - p) for a
+    proportion): it stays inside [0, 1] and is still an interval when every outcome was the same."""
+    z2 = Z95**2
+    centre = (mean + z2 / (2 * n)) / (1 + z2 / n)
+    half = Z95 * math.sqrt(variance / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    return centre - half, centre + half
+
+
 def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, float]:
     """Elo difference and its 95% interval. The score's interval is Wilson's, with the variance of the
     win/draw/loss outcomes: like the usual normal approximation (cshogi.elo, cutechess) when the score is
     well inside (0, 1), but still a real interval when every game was won or lost."""
     n = wins + losses + draws
     mu = (wins + draws / 2) / n
-    var = (wins * (1 - mu) ** 2 + losses * mu**2 + draws * (0.5 - mu) ** 2) / n
-    z2 = Z95**2
-    centre = (mu + z2 / (2 * n)) / (1 + z2 / n)
-    half = Z95 * math.sqrt(var / n + z2 / (4 * n * n)) / (1 + z2 / n)
+    low, high = wilson(mu, (wins * (1 - mu) ** 2 + losses * mu**2 + draws * (0.5 - mu) ** 2) / n, n)
 
     def elo(p: float) -> float:
         if p <= 0:
@@ -49,7 +55,7 @@ def elo_interval(wins: int, losses: int, draws: int) -> tuple[float, float, floa
             return math.inf
         return -400 * math.log10(1 / p - 1)
 
-    return elo(mu), elo(centre - half), elo(centre + half)
+    return elo(mu), elo(low), elo(high)
 
 
 def pentanomial(games: list[Game]) -> list[int]:
