@@ -8,7 +8,6 @@ Prints the agreement with its 95% interval and the mean seconds a move. Gauges a
     taskset -c 0 python docs/teacher/agreement.py messiah-usi byoyomi 60000 NodesLimit=192
 """
 
-import os
 import sys
 import time
 
@@ -17,11 +16,11 @@ import numpy as np
 
 from messiah.arena.client import UsiClient
 from messiah.arena.stats import wilson
+from messiah.paths import shared_file
 
 
 def main(engine: str, limit: str, amount: str, *options: str) -> None:
-    data = np.fromfile(os.path.join(os.environ.get("MESSIAH_DATA", "../shared/data"), "floodgate", "test.hcpe"),
-                       cshogi.HuffmanCodedPosAndEval)[::20]
+    data = np.fromfile(shared_file("floodgate/test.hcpe"), cshogi.HuffmanCodedPosAndEval)[::20]
     client = UsiClient(engine, dict(option.split("=", 1) for option in options))
     board, hits, seconds = cshogi.Board(), 0, 0.0
     for record in data:
