@@ -10,7 +10,6 @@ from __future__ import annotations
 import argparse
 import contextlib
 import importlib
-import json
 import os
 import sys
 import warnings
@@ -19,6 +18,7 @@ from pathlib import Path
 
 from messiah.config import add_arguments, from_args, from_dict, plain
 from messiah.errors import MessiahError, UserError
+from messiah.files import json_text
 
 
 def _config(args: argparse.Namespace, base: object = None):
@@ -30,7 +30,7 @@ def _config(args: argparse.Namespace, base: object = None):
 def _bench(args: argparse.Namespace) -> None:
     figures = args.run(_config(args))
     if args.json:
-        print(json.dumps(figures, indent=2))
+        print(json_text(figures, indent=2))
         return
     for key, value in figures.items():
         if isinstance(value, dict):
@@ -48,7 +48,7 @@ def _evaluate(args: argparse.Namespace) -> None:
     cfg = _config(args)
     figures = evaluate_file(cfg.model, cfg.data, cfg.limit, cfg.threads, cfg.scale)
     if args.json:
-        print(json.dumps(figures))
+        print(json_text(figures))
     else:
         for key, value in figures.items():
             print(f"{key:12s} {value}")
@@ -59,7 +59,7 @@ def _gensfen(args: argparse.Namespace) -> None:
 
     counts = gensfen(_config(args))
     if args.json:
-        print(json.dumps(counts))
+        print(json_text(counts))
     else:
         for key, value in counts.items():
             print(f"{key:14s} {value}")
@@ -144,7 +144,7 @@ def _analyze(args: argparse.Namespace) -> None:
         print(f"picture: {analysis.picture(cfg.flip).save(path)}", file=sys.stderr)
     out = analysis.to_dict()
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
         return
     if out["book"]:
         print(f"book {out['book']}  (the engine plays it at once; its search follows)")
@@ -185,7 +185,7 @@ def _play(args: argparse.Namespace) -> None:
 def _book(args: argparse.Namespace) -> None:
     out = args.run(_config(args))
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
     elif isinstance(out, list):  # show: the moves at the position
         print("\n".join(f"{m['move']:6s} ponder {m['ponder']:6s} value {m['value']:6d} depth {m['depth']:3d} "
                         f"count {m['count']:6d} {100 * m['share']:5.1f}%" for m in out) or "not in the book")
@@ -201,7 +201,7 @@ def _match(args: argparse.Namespace) -> None:
     names, games = play_match(cfg)
     summary = summarize(games, cfg.sprt)
     if args.json:
-        print(json.dumps({**summary, "names": names, "records": [g.record for g in games]}))
+        print(json_text({**summary, "names": names, "records": [g.record for g in games]}))
     else:
         print(report(cfg, names, summary))
 
@@ -210,7 +210,7 @@ def _match_report(args: argparse.Namespace) -> None:
     from messiah.arena.match import match_report
 
     text, summary = match_report(_config(args))
-    print(json.dumps(summary) if args.json else text)
+    print(json_text(summary) if args.json else text)
 
 
 def _ladder(args: argparse.Namespace) -> None:
@@ -230,7 +230,7 @@ def _tune(args: argparse.Namespace) -> None:
         raise SystemExit("messiah tune needs Optuna: pip install 'messiah[tune]'") from None
     result = tune(_config(args))
     if args.json:
-        print(json.dumps(result))
+        print(json_text(result))
         return
     wins, losses, draws = result["best_w_l_d"]
     print(f"{result['trials']} trials; best: trial {result['best_trial']}, {100 * result['best_score']:.1f}% "
@@ -247,7 +247,7 @@ def _fit_winrate(args: argparse.Namespace) -> None:
     made_with = WinRateScale(1 / cfg.made_with[0], cfg.made_with[1] / 1000)
     out = fit_files(cfg.paths(), cfg.player, cfg.png, made_with, cfg.resamples)
     if args.json:
-        print(json.dumps(out))
+        print(json_text(out))
         return
     print(f"samples {out['samples']:,} from {out['games']:,} CSA games and the hcpe records "
           f"(left out: {out['dropped_abs_cp_over_1000']:,} with |cp| > 1000, {out['dropped_draws']:,} from draws)")

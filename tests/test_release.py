@@ -1,7 +1,9 @@
 """What ships with the package says what it is: the model has a name, and CHANGELOG.md records that name
-with the file's hash, so that a figure can be traced to the model that made it."""
+with the file's hash, so that a figure can be traced to the model that made it; and the result summaries that
+the docs cite are JSON that any reader takes."""
 
 import hashlib
+import json
 import re
 from pathlib import Path
 
@@ -28,3 +30,18 @@ def test_license_and_credits_ship_with_the_source():
     notice = (ROOT / "NOTICE.md").read_text()
     for credit in ("cshogi", "fairy-stockfish", "gpsshogi", "YaneuraOu", "floodgate", "GPL-3.0", "WCSC29"):
         assert credit in notice, credit
+
+
+def test_every_result_summary_and_fixture_is_strict_json():
+    """jq, browsers and strict parsers refuse NaN and Infinity, which Python's json writes by default: a figure
+    that is not finite is null (messiah.files.json_text)."""
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    paths = sorted([*(ROOT / "docs").rglob("*.json"), *(ROOT / "tests" / "data").rglob("*.json")])
+    assert any(p.parent.name == "results" for p in paths)
+    for path in paths:
+        try:
+            json.loads(path.read_text(), parse_constant=refuse)
+        except ValueError as exc:
+            raise AssertionError(f"{path.relative_to(ROOT)}: {exc}") from None

@@ -621,6 +621,10 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
         (gens / f"g{row['generation']:04d}.json").write_text(json.dumps(row))
     with open(write_log(tmp_path), newline="") as f:
         assert [r["total_elo"] for r in csv.DictReader(f)] == ["30.0", "30.0", "42.5", ""]
+    # a promoted sweep's Elo is infinite, written as null: it adds nothing, and its cell is empty
+    (gens / "g0005.json").write_text(json.dumps({"generation": 5, "gate_games": 40, "elo": None, "promoted": 1}))
+    with open(write_log(tmp_path), newline="") as f:
+        assert [(r["elo"], r["total_elo"]) for r in csv.DictReader(f)][-1] == ("", "42.5")
 
 
 def test_actors_on_a_local_ray_instance(tmp_path):
@@ -656,6 +660,31 @@ def test_rollback_goes_back_only_when_the_candidate_is_clearly_below_the_best_ve
     # a sweep's Elo is infinite: its interval's finite end stands for it
     assert rollback_target(start, 3, figures(math.inf, 287.0, math.inf)) == ([3, 287.0], None)
     assert rollback_target([3, 287.0], 6, figures(150.0, 90.0, 210.0)) == ([3, 287.0], 3)
+
+
+def test_a_sweep_read_back_after_a_crash_decides_as_it_did_when_played(tmp_path, monkeypatch):
+    """A verification won in every game has an infinite Elo; its result.json says null (strict JSON). A run
+    killed after the match reads it back instead of playing again, and rolls back or not exactly as before."""
+    from pathlib import Path
+
+    from messiah.arena import match, stats
+    from messiah.train.rl import loop
+
+    sweep = {"games": 40, "wins": 40, "losses": 0, "draws": 0, "score": 1.0, "elo": math.inf, "elo_low": 287.0,
+             "elo_high": math.inf}
+    played = []
+    monkeypatch.setattr(match, "play_match", lambda cfg, progress: played.append(cfg) or (("a", "b"), []))
+    monkeypatch.setattr(stats, "summarize", lambda games, sprt: dict(sweep))
+    cfg = tiny(tmp_path)
+    fresh = loop.verify(cfg, 3, Path("c.onnx"))
+    saved = json.loads((Path(cfg.out) / "verify" / "g0003" / "result.json").read_text(),
+                       parse_constant=lambda name: pytest.fail(f"{name} in result.json"))
+    assert saved["elo"] is None and saved["elo_high"] is None and saved["elo_low"] == 287.0
+    again = loop.verify(cfg, 3, Path("c.onnx"))
+    assert len(played) == 1 and math.isnan(again["verify_elo"]) and again["verify_elo_low"] == 287.0
+    for figures in (fresh, again):
+        assert loop.rollback_target([0, 0.0], 3, figures) == ([3, 287.0], None)
+        assert loop.rollback_target([3, 300.0], 6, figures) == ([3, 300.0], None)
 
 
 def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restarts_from_it(

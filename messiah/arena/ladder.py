@@ -20,6 +20,7 @@ from messiah.arena.match import MatchConfig, play_matches
 from messiah.arena.stats import elo_interval, elo_text, summarize
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
+from messiah.files import write_json
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
@@ -266,7 +267,7 @@ def write_ladder(rows: list[dict], out: str | Path) -> dict:
     """ladder.json, ladder.md, ladder.png and ladder.svg under ``out``; returns their paths and the 50% rung."""
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
-    (out / "ladder.json").write_text(json.dumps(rows, indent=1))
+    write_json(out / "ladder.json", rows)
     table = ladder_table(rows) + f"\n\nmessiah scores 50% {fifty_percent(rows)}.\n"
     (out / "ladder.md").write_text(table)
     result = {"table": str(out / "ladder.md"), "json": str(out / "ladder.json"), "fifty_percent": fifty_percent(rows)}

@@ -35,7 +35,7 @@ from messiah.arena.stats import Game, elo_text, parse_sprt, pentanomial, summari
 from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
-from messiah.files import atomic_path
+from messiah.files import write_json
 from messiah.paths import SHARED_DATA
 from messiah.protocol import parse_go
 
@@ -435,8 +435,7 @@ def write_card(cfg: MatchConfig, commands: tuple[str, str], names: tuple[str, st
             "openings": _file_facts(cfg.openings) if cfg.openings else None,
             **{k: v for k, v in dataclasses.asdict(cfg).items() if k not in ("engine", "opponent", "options",
                                                                           "opponent_options", "openings")}}
-    with atomic_path(Path(cfg.out) / CARD) as tmp:
-        tmp.write_text(json.dumps(card, indent=1))
+    write_json(Path(cfg.out) / CARD, card)
 
 
 RECORD_GLOB = "[0-9]*_*.csa"  # a finished game's record in a match's --out: its number (0001), cshogi's name

@@ -22,7 +22,7 @@ from messiah.arena import stats
 from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, from_dict, setting, within
 from messiah.errors import UserError
-from messiah.files import atomic_path
+from messiah.files import write_json
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
 from messiah.search import SEARCH_NAMES
@@ -218,9 +218,7 @@ def load_config(out: str | os.PathLike) -> RLConfig | None:
 
 
 def save_config(cfg: RLConfig) -> None:
-    path = Path(cfg.out) / "config.json"
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(dataclasses.asdict(cfg), indent=1))
+    write_json(Path(cfg.out) / "config.json", dataclasses.asdict(cfg))
 
 
 def parse_sprt(text: str) -> tuple[float, float]:

@@ -38,7 +38,7 @@ from tqdm import tqdm
 from messiah.config import run_changes
 from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
-from messiah.files import atomic_path
+from messiah.files import atomic_path, write_json
 from messiah.paths import SHARED_DATA
 from messiah.records.selfplay import (
     END_TRUNCATED,
@@ -81,9 +81,11 @@ def _copy_atomic(source: Path, path: Path) -> None:
         shutil.copyfile(source, tmp)
 
 
-def _write_json(path: Path, data: dict) -> None:
-    with atomic_path(path) as tmp:
-        tmp.write_text(json.dumps(data, indent=1))
+def _number(figures: dict, key: str) -> float:
+    """A figure read back from a run's JSON, where a missing one and an Elo that is not finite (null, see
+    :func:`messiah.files.json_text`) both read NaN: comparisons with it are false, so it decides nothing."""
+    value = figures.get(key)
+    return math.nan if value is None else value
 
 
 def actor_count(cfg: RLConfig) -> int:
@@ -305,7 +307,7 @@ def play_models(cfg: RLConfig, out: Path, candidate: Path, reference: Path, game
                         openings=match_openings(cfg, out, games, seed), seed=seed, out=str(out), sprt=sprt)
     _, played = play_match(match, progress=cfg.progress)
     figures = {**summarize(played, sprt), "seconds": time.perf_counter() - start}
-    _write_json(result, figures)
+    write_json(result, figures)
     return figures
 
 
@@ -329,8 +331,8 @@ def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
     decision = s["sprt"]["decision"] if sprt else "continue"
     promoted = decision == "H1 accepted" or (decision == "continue" and s["score"] >= cfg.gate_threshold)
     return {"gate_games": s["games"], "gate_wins": s["wins"], "gate_losses": s["losses"], "gate_draws": s["draws"],
-            "gate_score": s["score"], "elo": s.get("elo", math.nan), "elo_low": s.get("elo_low", math.nan),
-            "elo_high": s.get("elo_high", math.nan), "gate_s": s["seconds"], "promoted": int(promoted),
+            "gate_score": s["score"], "elo": _number(s, "elo"), "elo_low": _number(s, "elo_low"),
+            "elo_high": _number(s, "elo_high"), "gate_s": s["seconds"], "promoted": int(promoted),
             "sprt": decision}
 
 
@@ -354,7 +356,7 @@ def verify(cfg: RLConfig, generation: int, candidate: Path) -> dict:
     out = Path(cfg.out)
     s = play_models(cfg, out / "verify" / f"g{generation:04d}", candidate, out / "models" / "g0000.onnx",
                     cfg.verify_games, cfg.seed * 1000 + 500 + generation)
-    return {f"verify_{k}": s.get(k, math.nan) for k in ("games", "wins", "losses", "draws", "elo", "elo_low",
+    return {f"verify_{k}": _number(s, k) for k in ("games", "wins", "losses", "draws", "elo", "elo_low",
                                                         "elo_high")} | {"verify_s": s["seconds"]}
 
 
@@ -379,7 +381,7 @@ class RunState:
         return cls(saved["generation"], saved["best_generation"], saved.get("verified", [0, 0.0]))
 
     def save(self, out: Path) -> None:
-        _write_json(out / "state.json", asdict(self))
+        write_json(out / "state.json", asdict(self))
 
 
 def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
@@ -456,7 +458,7 @@ def run(cfg: RLConfig) -> Path:
         figures["best_generation"] = state.best_generation
         figures["generation_s"] = time.perf_counter() - gen_start
         (out / "gens").mkdir(exist_ok=True)
-        _write_json(out / "gens" / f"g{g:04d}.json", figures)
+        write_json(out / "gens" / f"g{g:04d}.json", figures)
         if back is not None:  # a kill before state.json replays this tail: both steps are idempotent
             _copy_atomic(out / "models" / f"g{back:04d}.onnx", best)
             learner.restart_from(best)
@@ -532,7 +534,7 @@ def write_log(out: Path) -> Path:
     for row in rows:
         if "gate_games" not in row:  # a generation without a gate (--no-gate) promotes no measured gain
             continue
-        if row.get("promoted") and math.isfinite(row.get("elo", math.nan)):
+        if row.get("promoted") and math.isfinite(_number(row, "elo")):
             total += row["elo"]
         row["total_elo"] = total
     path = out / "log.csv"
