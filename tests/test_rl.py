@@ -627,6 +627,28 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
         assert [(r["elo"], r["total_elo"]) for r in csv.DictReader(f)][-1] == ("", "42.5")
 
 
+def test_the_records_are_the_same_for_any_number_of_actors(tmp_path):
+    """Games are written in game order and each is a function of its seed: a run replays to the bit with
+    more or fewer actors (on a machine with another number of cores)."""
+    from messiah.models.export import export_onnx
+    from messiah.train.rl.learner import initial_net
+    from messiah.train.rl.loop import selfplay
+
+    files = []
+    for actors in (1, 3):
+        cfg = tiny(tmp_path / str(actors), games=5, actors=actors, tree_visits=2,
+                   tree_fraction=0.25, nodes=24)
+        (tmp_path / str(actors) / "rl").mkdir(parents=True)
+        model = export_onnx(initial_net(cfg), tmp_path / str(actors) / "rl" / "m.onnx")
+        selfplay(cfg, 1, model)
+        path = tmp_path / str(actors) / "rl" / "selfplay" / "g0001.selfplay"
+        files.append([p.read_bytes() for p in (path, tree_file(path), game_index_path(path),
+                                                game_index_path(tree_file(path)))])
+    records, starts = read_games(path)
+    assert np.asarray(records["game"])[starts].tolist() == [0, 1, 2, 3, 4]
+    assert files[0] == files[1]
+
+
 def test_actors_on_a_local_ray_instance(tmp_path):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx

@@ -126,7 +126,19 @@ def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
         bar = tqdm(total=cfg.games, initial=len(done), desc=f"g{generation} self-play", unit="game", file=sys.stderr,
                    disable=not cfg.progress)
 
+        order = [s.game for s in todo]
+        waiting: dict[int, tuple[bytes, GameStats]] = {}
+
         def write(game: int, rows: bytes, stats: GameStats) -> None:
+            """Games go into the files in game order, whatever order the actors finish them in: the files,
+            and so the learner's batches, are the same for any number of actors (a run replays to the bit on
+            a machine with more or fewer cores). An actor that runs ahead waits here in memory; a kill
+            loses those games and the resumed run plays them again."""
+            waiting[game] = (rows, stats)
+            while order and order[0] in waiting:
+                commit(order[0], *waiting.pop(order.pop(0)))
+
+        def commit(game: int, rows: bytes, stats: GameStats) -> None:
             data = np.frombuffer(rows, SELFPLAY)
             tree = (data["flags"] & TREE) > 0
             if len(data):
