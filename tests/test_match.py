@@ -315,6 +315,8 @@ def test_a_match_writes_what_it_was_beside_its_records_and_the_report_carries_it
     assert card["openings"] == {"path": str(openings), "sha256": hashlib.sha256(openings.read_bytes()).hexdigest()}
     assert (card["games"], card["byoyomi"], card["seed"], card["time"]) == (4, 1000, 77, None)
     assert datetime.datetime.fromisoformat(card["date"]).tzinfo is not None and card["command"]
+    # what it ran on: the library versions a replay of its numbers would install
+    assert card["environment"]["packages"]["numpy"] == np.__version__ and card["environment"]["cores"] >= 1
     _match_folder(tmp_path / "r")
     (tmp_path / "r" / "match.json").write_text(json.dumps(card))
     _match_folder(tmp_path / "old")  # a match from before match.json

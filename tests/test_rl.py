@@ -317,6 +317,11 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
     # rerunning the finished command does nothing more; a command that changes the run is refused
     run(cfg2)
     assert len((out / "log.csv").read_text().splitlines()) == 3
+    # each start said what it ran on, and from which generation: the versions a replay to the bit installs
+    starts = [json.loads(x) for x in (out / "environment.jsonl").read_text().splitlines()]
+    assert [s["from_generation"] for s in starts] == [1, 2, 3]
+    assert all(s["packages"]["torch"] == torch.__version__ and s["packages"]["numpy"] == np.__version__
+               for s in starts)
     with pytest.raises(ValueError, match="lam 0.7 -> 0.5"):
         run(tiny(tmp_path, generations=2, lam=0.5))
 
@@ -627,23 +632,21 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
         assert [(r["elo"], r["total_elo"]) for r in csv.DictReader(f)][-1] == ("", "42.5")
 
 
-def test_the_records_are_the_same_for_any_number_of_actors(tmp_path):
-    """Games are written in game order and each is a function of its seed: a run replays to the bit with
-    more or fewer actors (on a machine with another number of cores)."""
-    from messiah.models.export import export_onnx
-    from messiah.train.rl.learner import initial_net
-    from messiah.train.rl.loop import selfplay
+def test_a_run_replays_to_the_bit_with_any_number_of_actors(tmp_path):
+    """Games are written in game order and each is a function of its seed, each batch of (seed, step): the same
+    command replays a run to the bit with more or fewer actors (on a machine with another number of cores),
+    its records and the model its learner makes."""
+    from messiah.train.rl.loop import run
 
     files = []
     for actors in (1, 3):
-        cfg = tiny(tmp_path / str(actors), games=5, actors=actors, tree_visits=2,
-                   tree_fraction=0.25, nodes=24)
-        (tmp_path / str(actors) / "rl").mkdir(parents=True)
-        model = export_onnx(initial_net(cfg), tmp_path / str(actors) / "rl" / "m.onnx")
-        selfplay(cfg, 1, model)
-        path = tmp_path / str(actors) / "rl" / "selfplay" / "g0001.selfplay"
+        cfg = tiny(tmp_path / str(actors), games=5, actors=actors, tree_visits=2, tree_fraction=0.25, nodes=24,
+                   gate=False)
+        run(cfg)
+        out = tmp_path / str(actors) / "rl"
+        path = out / "selfplay" / "g0001.selfplay"
         files.append([p.read_bytes() for p in (path, tree_file(path), game_index_path(path),
-                                                game_index_path(tree_file(path)))])
+                                                game_index_path(tree_file(path)), out / "models" / "g0001.onnx")])
     records, starts = read_games(path)
     assert np.asarray(records["game"])[starts].tolist() == [0, 1, 2, 3, 4]
     assert files[0] == files[1]

@@ -30,10 +30,10 @@ import cshogi
 from cshogi import CSA
 from tqdm import tqdm
 
-from messiah import __version__
 from messiah.arena.stats import Game, elo_text, parse_sprt, pentanomial, summarize
 from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
+from messiah.environment import environment
 from messiah.errors import DataError, UserError
 from messiah.files import write_json
 from messiah.paths import SHARED_DATA
@@ -429,7 +429,7 @@ def write_card(cfg: MatchConfig, commands: tuple[str, str], names: tuple[str, st
         return {"name": name, "command": command, "options": options, "files": files}
 
     card = {"date": datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds"),
-            "command": shlex.join(sys.argv), "messiah": __version__,
+            "command": shlex.join(sys.argv), "environment": environment(),
             "engine": engine(commands[0], names[0], cfg.options),
             "opponent": engine(commands[1], names[1], cfg.opponent_options),
             "openings": _file_facts(cfg.openings) if cfg.openings else None,

@@ -36,9 +36,10 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.config import run_changes
+from messiah.environment import environment
 from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
-from messiah.files import atomic_path, write_json
+from messiah.files import atomic_path, json_text, write_json
 from messiah.paths import SHARED_DATA
 from messiah.records.selfplay import (
     END_TRUNCATED,
@@ -493,6 +494,8 @@ def _start(cfg: RLConfig, out: Path) -> None:
             raise UserError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
                              "own settings (see its config.json), or start a new run in another --out")
     save_config(cfg)
+    with open(out / "environment.jsonl", "a") as f:  # a replay to the bit needs these versions
+        f.write(json_text({"from_generation": RunState.load(out).generation, **environment()}) + "\n")
     for line in missing_data(cfg):
         print(f"messiah rl: {line}", file=sys.stderr)
 
