@@ -1,0 +1,67 @@
+#!/bin/bash
+# A shipping match as issue 32 defines it (docs/rl-results.md has every one played): CANDIDATE against REFERENCE,
+# both int8 models on the same frozen install, byoyomi 1000, Threads 1 each, colours swapped, one game at a time a
+# core. Half the games on random 8-ply openings from the start position (random_openings(400, SEED), core 0), half
+# on the shared set (match seed SEED + 1, core 1), each half its own match folder. The stop rule is fixed before
+# the first game: GAMES_RANDOM and GAMES_SHARED games, or earlier when the SPRT (0, 100) over every part in this
+# folder accepts either hypothesis (checked every CHECK seconds; no decision before 10 pairs).
+#
+# A match cut short (a session's end) goes on as a new part: the same folder, new seeds, PART 2, 3, ...; the
+# report counts every random-* and records-* folder here as one match. Play it from a frozen install (F, the bin
+# folder of a venv with messiah installed, not a tree being edited) with nothing else running on the two cores.
+#
+#   export MESSIAH_DATA=/path/to/shared/data
+#   bash docs/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
+#   F/messiah match-report --json --sprt 0,100 random-*/ records-*/ > summary.json
+#
+# BYOYOMI and CHECK (environment) exist for a smoke test of this script; a shipping match keeps 1000 and 600.
+set -euo pipefail
+if [ $# -ne 7 ]; then
+  sed -n '2,18p' "$0" >&2
+  exit 2
+fi
+F=$1 CANDIDATE=$2 REFERENCE=$3 SEED=$4 PART=$5 GAMES_RANDOM=$6 GAMES_SHARED=$7
+BYOYOMI=${BYOYOMI:-1000} CHECK=${CHECK:-600}
+: "${MESSIAH_DATA:?set MESSIAH_DATA to the shared data folder (its openings/records2016_10818.sfen is the shared set)}"
+SHARED=$MESSIAH_DATA/openings/records2016_10818.sfen
+for f in "$F/messiah" "$F/messiah-usi" "$F/python" "$CANDIDATE" "$REFERENCE" "$SHARED"; do
+  [ -e "$f" ] || { echo "ship.sh: $f: not found" >&2; exit 2; }
+done
+for d in "random-$PART" "records-$PART"; do
+  [ ! -e "$d" ] || { echo "ship.sh: $d exists: give each part its own PART number and seeds" >&2; exit 2; }
+done
+
+"$F/python" -c 'import sys; from messiah.arena.match import random_openings
+print("\n".join(random_openings(400, int(sys.argv[1]))))' "$SEED" > "openings-random-$SEED.sfen"
+
+both=(--engine "$F/messiah-usi" --opponent "$F/messiah-usi" --option "ModelPath=$CANDIDATE" --option Threads=1
+      --opponent-option "ModelPath=$REFERENCE" --opponent-option Threads=1 --byoyomi "$BYOYOMI" --jobs 1)
+# each half in its own session, so that the stop rule can end it with its engines (kill -- -PGID)
+setsid taskset -c 0 "$F/messiah" match "${both[@]}" --games "$GAMES_RANDOM" --openings "openings-random-$SEED.sfen" \
+  --seed "$SEED" --out "random-$PART" > "random-$PART.log" 2>&1 &
+random=$!
+setsid taskset -c 1 "$F/messiah" match "${both[@]}" --games "$GAMES_SHARED" --openings "$SHARED" \
+  --seed "$((SEED + 1))" --out "records-$PART" > "records-$PART.log" 2>&1 &
+shared=$!
+echo "ship.sh: part $PART playing (random-$PART pid $random, records-$PART pid $shared); stop rule: $GAMES_RANDOM" \
+     "+ $GAMES_SHARED games or the SPRT (0, 100)"
+
+decision() {  # the SPRT's decision over every part here: continue, H0 accepted or H1 accepted
+  "$F/messiah" match-report --json --sprt 0,100 random-*/ records-*/ 2>/dev/null |
+    "$F/python" -c 'import json, sys; print(json.load(sys.stdin)["sprt"]["decision"])' 2>/dev/null || echo continue
+}
+
+while kill -0 "$random" 2>/dev/null || kill -0 "$shared" 2>/dev/null; do
+  for _ in $(seq "$CHECK"); do
+    kill -0 "$random" 2>/dev/null || kill -0 "$shared" 2>/dev/null || break
+    sleep 1
+  done
+  d=$(decision)
+  echo "ship.sh: $(date -u +%H:%M) SPRT: $d"
+  if [ "$d" != continue ]; then
+    kill -- -"$random" -"$shared" 2>/dev/null || true
+    break
+  fi
+done
+wait || true
+"$F/messiah" match-report --sprt 0,100 random-*/ records-*/
