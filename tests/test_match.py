@@ -3,6 +3,7 @@ the fit against the figures published with the teacher data."""
 
 import json
 import math
+import shutil
 import subprocess
 import sys
 
@@ -258,10 +259,10 @@ def test_sprt_decides_a_clear_gap_early_and_never_before_ten_pairs():
         return [Game(2 * k + i + 1, k, i == 0, outcome[s][i], "%TORYO", 100, "")
                 for k, s in enumerate(pair_scores) for i in range(2)]
 
-    assert sprt_state(games_of([1.0] * 9), 0, 30)["decision"] == "continue"  # too few pairs to judge
-    assert sprt_state(games_of([1.0] * 8 + [0.5] * 2), 0, 30)["decision"] == "H1 accepted"  # 18-2
-    assert sprt_state(games_of([0.0] * 8 + [0.5] * 2), 0, 30)["decision"] == "H0 accepted"
-    assert sprt_state(games_of([0.5, 0.75, 0.25] * 4), 0, 30)["decision"] == "continue"  # even: no verdict yet
+    assert sprt_state(pentanomial(games_of([1.0] * 9)), 0, 30)["decision"] == "continue"  # too few pairs to judge
+    assert sprt_state(pentanomial(games_of([1.0] * 8 + [0.5] * 2)), 0, 30)["decision"] == "H1 accepted"  # 18-2
+    assert sprt_state(pentanomial(games_of([0.0] * 8 + [0.5] * 2)), 0, 30)["decision"] == "H0 accepted"
+    assert sprt_state(pentanomial(games_of([0.5, 0.75, 0.25] * 4)), 0, 30)["decision"] == "continue"  # even
     assert pentanomial(games_of([1.0, 0.75, 0.5])[:5]) == [0, 0, 0, 1, 1]  # the unfinished pair is left out
 
 
@@ -407,6 +408,34 @@ def test_match_report_counts_folders_as_one_match(tmp_path, capsys):
     text, summary = match_report(MatchReportConfig([str(tmp_path / "a"), str(tmp_path / "b")], sprt=(0.0, 50.0)))
     assert summary["sprt"]["pentanomial"] == [0, 2, 0, 0, 2]
     assert summary["sprt"]["llr"] == sprt_llr([0, 2, 0, 0, 2], 0.0, 50.0) and "SPRT elo0 0 elo1 50" in text
+
+
+def test_match_report_counts_a_kept_summary_as_a_part(tmp_path, capsys):
+    """A part whose records are gone counts from the summary kept of it (match-report --json): the same figures
+    as its records gave, and its own parts listed."""
+    from messiah.cli import main
+
+    _match_folder(tmp_path / "a")
+    _match_folder(tmp_path / "b")
+    main(["match-report", str(tmp_path / "a"), "--json"])
+    (tmp_path / "a.json").write_text(capsys.readouterr().out)
+    shutil.rmtree(tmp_path / "a")  # the machine went back with the records
+    text, summary = match_report(MatchReportConfig([str(tmp_path / "a.json"), str(tmp_path / "b")], sprt=(0.0, 50.0)))
+    assert (summary["games"], summary["wins"], summary["losses"], summary["draws"]) == (8, 4, 2, 2)
+    assert (summary["elo"], summary["elo_low"], summary["elo_high"]) == elo_interval(4, 2, 2)
+    assert summary["pentanomial"] == [0, 2, 0, 0, 2] and summary["sprt"]["llr"] == sprt_llr([0, 2, 0, 0, 2], 0, 50)
+    assert (summary["black"], summary["white"], summary["mean_plies"]) == ("2-0-2", "2-2-0", 4.5)
+    assert summary["endings"] == {"%TORYO": 6, "%SENNICHITE": 2} and summary["forfeits"] == [0, 0]
+    assert summary["parts"][0]["summary"] == str(tmp_path / "a.json")
+    assert summary["parts"][0]["parts"][0]["folder"] == str(tmp_path / "a")
+    assert text.startswith("A vs B: 8 games (") and "W-L-D 4-2-2" in text
+    # a file that is not such a summary is refused by name
+    (tmp_path / "other.json").write_text(json.dumps({"by_openings": {}}))
+    with pytest.raises(DataError, match="other.json: not a `messiah match-report --json` summary"):
+        match_report(MatchReportConfig([str(tmp_path / "other.json")]))
+    (tmp_path / "cut.json").write_text('{"games": 4, "wins"')
+    with pytest.raises(DataError, match="cut.json: not a match summary that can be read"):
+        match_report(MatchReportConfig([str(tmp_path / "cut.json")]))
 
 
 def test_match_report_refuses_what_is_not_a_finished_match(tmp_path):

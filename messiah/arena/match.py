@@ -30,7 +30,7 @@ import cshogi
 from cshogi import CSA
 from tqdm import tqdm
 
-from messiah.arena.stats import Game, elo_text, parse_sprt, pentanomial, summarize
+from messiah.arena.stats import Game, elo_text, merge, parse_sprt, summarize
 from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
 from messiah.environment import environment
@@ -446,7 +446,8 @@ class MatchReportConfig:
     """The folders whose recorded games are summed."""
 
     folders: list[str] = setting(factory=list, positional=True)
-    """match folders (each match's --out): their finished games are counted together"""
+    """match folders (each match's --out), or summaries kept from an earlier `match-report --json` of parts whose
+    records are gone: their finished games are counted together"""
     sprt: tuple[float, float] | None = setting(None, parse=parse_sprt, metavar="ELO0,ELO1")
     """the state of a sequential probability ratio test (pentanomial GSPRT, alpha = beta = 0.05) of elo0 against
     elo1 over these games: a match played in parts is one SPRT when its parts are read in the order played"""
@@ -492,24 +493,59 @@ def _card(folder: str) -> dict:
     return {"match": json.loads(path.read_text())} if path.is_file() else {}
 
 
+SUMMARY_COUNTS = ("games", "wins", "losses", "draws", "endings", "black", "white", "mean_plies", "forfeits",
+                  "pentanomial")  # what a kept summary must hold to be counted again (stats.merge sums them)
+
+
+def kept_summary(path: str | os.PathLike) -> dict:
+    """A part kept as its summary (``match-report --json`` written to a file) because its records are gone;
+    DataError when the file is not one."""
+    try:
+        summary = json.loads(Path(path).read_text())
+    except (OSError, ValueError) as e:
+        raise DataError(f"{path}: not a match summary that can be read ({e})") from None
+    missing = [k for k in SUMMARY_COUNTS if not isinstance(summary, dict) or k not in summary]
+    if missing:
+        raise DataError(f"{path}: not a `messiah match-report --json` summary (no {', '.join(missing)})")
+    return summary
+
+
+def _kept_names(summary: dict) -> tuple[str, str] | None:
+    """The engines of a kept summary: its own ``engines``, else (a summary written before it had them) the names
+    on its first part's match card; None when neither says."""
+    if "engines" in summary:
+        return tuple(summary["engines"])
+    for part in summary.get("parts", []):
+        card = part.get("match", {})
+        if "engine" in card and "opponent" in card:
+            return card["engine"]["name"], card["opponent"]["name"]
+    return None
+
+
 def match_report(cfg: MatchReportConfig) -> tuple[str, dict]:
     """The games of several match folders counted as one match (a match played in parts, with other seeds or on
     other machines): the report's text and its summary, whose ``parts`` name each folder, its games and what
-    its match.json says the match was. Game numbers are shifted by whole pairs, so the pentanomial pairs stay
-    pairs."""
-    games: list[Game] = []
-    pairings, parts = [], []
-    for folder in cfg.folders:
-        names, played = recorded_games(folder)
-        shift = 2 * ((games[-1].number + 1) // 2) if games else 0
-        games += [replace(g, number=g.number + shift) for g in played]
-        parts.append({"folder": folder, "games": len(played), **_card(folder)})
-        if names not in pairings:
+    its match.json says the match was. A part may also be a summary file kept from an earlier report whose
+    records are gone: its counts are added (stats.merge) and its own parts listed. Pairs never span two
+    parts."""
+    summaries, pairings, parts = [], [], []
+    for item in cfg.folders:
+        if Path(item).is_file():
+            summary = kept_summary(item)
+            names = _kept_names(summary)
+            parts.append({"summary": str(item), "games": summary["games"], "parts": summary.get("parts", [])})
+        else:
+            names, played = recorded_games(item)
+            summary = summarize(played)
+            parts.append({"folder": item, "games": len(played), **_card(item)})
+        summaries.append(summary)
+        if names is not None and names not in pairings:
             pairings.append(names)
-    summary = summarize(games, cfg.sprt)
+    pairings = pairings or [("first engine", "second engine")]
+    summary = merge(summaries, cfg.sprt)
+    summary["engines"] = list(pairings[0])
     summary["parts"] = parts
-    counts = ", ".join(f"{part['folder']} {part['games']}" for part in parts)
-    title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {len(games)} games ({counts})"
-    summary["pentanomial"] = pentanomial(games)
+    counts = ", ".join(f"{part.get('folder', part.get('summary'))} {part['games']}" for part in parts)
+    title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {summary['games']} games ({counts})"
     return _report(title, pairings[0], summary, f"pentanomial pairs (0, 1/2, 1, 3/2, 2 points): "
                    f"{summary['pentanomial']}"), summary

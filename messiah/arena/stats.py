@@ -106,47 +106,86 @@ def parse_sprt(text: str) -> tuple[float, float]:
     return elo0, elo1
 
 
-def sprt_state(games: list[Game], elo0: float, elo1: float) -> dict:
-    counts = pentanomial(games)
+def sprt_state(counts: list[int], elo0: float, elo1: float) -> dict:
+    """The SPRT of elo0 against elo1 over these pentanomial pair counts: its LLR, bounds and decision."""
     llr = sprt_llr(counts, elo0, elo1)
     lower, upper = sprt_bounds()
     decision = "continue"
     if sum(counts) >= SPRT_MIN_PAIRS:
         decision = "H1 accepted" if llr >= upper else "H0 accepted" if llr <= lower else "continue"
-    return {"elo0": elo0, "elo1": elo1, "alpha": SPRT_ALPHA, "beta": SPRT_BETA, "pentanomial": counts,
+    return {"elo0": elo0, "elo1": elo1, "alpha": SPRT_ALPHA, "beta": SPRT_BETA, "pentanomial": list(counts),
             "llr": llr, "lower": lower, "upper": upper, "decision": decision}
 
 
 def summarize(games: list[Game], sprt: tuple[float, float] | None = None) -> dict:
-    """W-L-D, score, Elo with its 95% interval, endings and time/illegal losses, from the first engine's side;
-    with ``sprt`` (elo0, elo1), the SPRT's state."""
+    """W-L-D, score, Elo with its 95% interval, endings, time/illegal losses and pentanomial pairs, from the first
+    engine's side; with ``sprt`` (elo0, elo1), the SPRT's state."""
     wins = sum(g.outcome == "win" for g in games)
     losses = sum(g.outcome == "loss" for g in games)
-    draws = len(games) - wins - losses
     endings: dict[str, int] = {}
     for g in games:
         endings[g.ending] = endings.get(g.ending, 0) + 1
-    summary = {"games": len(games), "wins": wins, "losses": losses, "draws": draws,
-               "score": (wins + draws / 2) / len(games) if games else 0.0, "endings": endings,
-               "black": _colour(games, True), "white": _colour(games, False),
-               "mean_plies": sum(g.plies for g in games) / len(games) if games else 0.0,
-               # games lost by time or an illegal move, by the first engine and by the second
-               "forfeits": [sum(g.ending in FORFEITS and g.outcome == o for g in games) for o in ("loss", "win")]}
-    if games:
-        elo, low, high = elo_interval(wins, losses, draws)
-        summary.update(elo=elo, elo_low=low, elo_high=high)
+    counts = {"games": len(games), "wins": wins, "losses": losses, "draws": len(games) - wins - losses,
+              "endings": endings, "black": _colour(games, True), "white": _colour(games, False),
+              "mean_plies": sum(g.plies for g in games) / len(games) if games else 0.0,
+              # games lost by time or an illegal move, by the first engine and by the second
+              "forfeits": [sum(g.ending in FORFEITS and g.outcome == o for g in games) for o in ("loss", "win")],
+              "pentanomial": pentanomial(games)}
     ponders = sum(g.ponders for g in games)
     if ponders:
-        hits = sum(g.ponderhits for g in games)
-        summary["ponder"] = {"ponders": ponders, "hits": hits, "share": hits / ponders}
+        counts["ponder"] = {"ponders": ponders, "hits": sum(g.ponderhits for g in games)}
+    return _figures(counts, sprt)
+
+
+def merge(summaries: list[dict], sprt: tuple[float, float] | None = None) -> dict:
+    """Several matches' summaries (:func:`summarize`'s, or a kept ``match-report --json``) counted as one match:
+    every count summed, and the score, the Elo with its interval and the SPRT computed from the sums, so the
+    figures are those of summarizing all the games at once. How a match played in parts is reported when the
+    records of a part are gone and only its summary was kept."""
+    n = sum(s["games"] for s in summaries)
+    endings: dict[str, int] = {}
+    for s in summaries:
+        for k, v in s["endings"].items():
+            endings[k] = endings.get(k, 0) + v
+    counts = {"games": n, **{k: sum(s[k] for s in summaries) for k in ("wins", "losses", "draws")},
+              "endings": endings, **{c: _add_colour(s[c] for s in summaries) for c in ("black", "white")},
+              "mean_plies": sum(s["mean_plies"] * s["games"] for s in summaries) / n if n else 0.0,
+              "forfeits": [sum(s["forfeits"][i] for s in summaries) for i in (0, 1)],
+              "pentanomial": [sum(s["pentanomial"][i] for s in summaries) for i in range(len(PAIR_SCORES))]}
+    pondered = [s["ponder"] for s in summaries if "ponder" in s]
+    if pondered:
+        counts["ponder"] = {k: sum(p[k] for p in pondered) for k in ("ponders", "hits")}
+    return _figures(counts, sprt)
+
+
+def _figures(counts: dict, sprt: tuple[float, float] | None) -> dict:
+    """A summary's figures computed from its counts: the score, the Elo and its interval, the ponderhit share,
+    the SPRT."""
+    summary = dict(counts)
+    n = counts["games"]
+    summary["score"] = (counts["wins"] + counts["draws"] / 2) / n if n else 0.0
+    if n:
+        elo, low, high = elo_interval(counts["wins"], counts["losses"], counts["draws"])
+        summary.update(elo=elo, elo_low=low, elo_high=high)
+    if "ponder" in counts:
+        summary["ponder"] = {**counts["ponder"], "share": counts["ponder"]["hits"] / counts["ponder"]["ponders"]}
     if sprt is not None:
-        summary["sprt"] = sprt_state(games, *sprt)
+        summary["sprt"] = sprt_state(counts["pentanomial"], *sprt)
     return summary
 
 
 def _colour(games: list[Game], black: bool) -> str:
     mine = [g for g in games if g.first_is_black == black]
     return "-".join(str(sum(g.outcome == o for g in mine)) for o in ("win", "loss", "draw"))
+
+
+def _add_colour(texts) -> str:
+    """W-L-D texts ("3-1-0") summed."""
+    totals = [0, 0, 0]
+    for text in texts:
+        for i, x in enumerate(text.split("-")):
+            totals[i] += int(x)
+    return "-".join(map(str, totals))
 
 
 def elo_text(x: float) -> str:
