@@ -7,12 +7,14 @@
 # folder accepts either hypothesis (checked every CHECK seconds; no decision before 10 pairs).
 #
 # A match cut short (a session's end) goes on as a new part: the same folder, new seeds, PART 2, 3, ...; the
-# report counts every random-* and records-* folder here as one match. Play it from a frozen install (F, the bin
+# report counts every random-* and records-* folder here as one match, and every kept-*.json: the summary of a
+# part whose records went with their machine (a summary.json copied to kept-PART.json; F from 95bcd22 on). At every check the match
+# so far is written to summary.json, so a part cut short leaves its summary. Play it from a frozen install (F, the bin
 # folder of a venv with messiah installed, not a tree being edited) with nothing else running on the two cores.
 #
 #   export MESSIAH_DATA=/path/to/shared/data
 #   bash docs/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
-#   F/messiah match-report --json --sprt 0,100 random-*/ records-*/ > summary.json
+#   F/messiah match-report --sprt 0,100 random-*/ records-*/ kept-*.json     (the report; kept-* if any)
 #
 # BYOYOMI and CHECK (environment) exist for a smoke test of this script; a shipping match keeps 1000 and 600.
 set -euo pipefail
@@ -46,9 +48,14 @@ shared=$!
 echo "ship.sh: part $PART playing (random-$PART pid $random, records-$PART pid $shared); stop rule: $GAMES_RANDOM" \
      "+ $GAMES_SHARED games or the SPRT (0, 100)"
 
-decision() {  # the SPRT's decision over every part here: continue, H0 accepted or H1 accepted
-  "$F/messiah" match-report --json --sprt 0,100 random-*/ records-*/ 2>/dev/null |
-    "$F/python" -c 'import json, sys; print(json.load(sys.stdin)["sprt"]["decision"])' 2>/dev/null || echo continue
+shopt -s nullglob
+parts() { echo random-*/ records-*/ kept-*.json; }
+decision() {  # summary.json of every part here, and its SPRT's decision: continue, H0 accepted or H1 accepted
+  # shellcheck disable=SC2046
+  "$F/messiah" match-report --json --sprt 0,100 $(parts) > summary.json.new 2>/dev/null &&
+    mv summary.json.new summary.json &&
+    "$F/python" -c 'import json; print(json.load(open("summary.json"))["sprt"]["decision"])' 2>/dev/null ||
+    echo continue
 }
 
 while kill -0 "$random" 2>/dev/null || kill -0 "$shared" 2>/dev/null; do
@@ -64,4 +71,6 @@ while kill -0 "$random" 2>/dev/null || kill -0 "$shared" 2>/dev/null; do
   fi
 done
 wait || true
-"$F/messiah" match-report --sprt 0,100 random-*/ records-*/
+decision > /dev/null
+# shellcheck disable=SC2046
+"$F/messiah" match-report --sprt 0,100 $(parts)
