@@ -139,6 +139,7 @@ def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_static logs advice about pre-processing at WARNING
+    dst.parent.mkdir(parents=True, exist_ok=True)
     raw = dst.with_suffix(dst.suffix + ".raw")  # quantize_static's output, before the metadata is set
     try:
         with contextlib.redirect_stdout(sys.stderr):  # it prints its histogram's settings

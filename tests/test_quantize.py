@@ -20,10 +20,13 @@ pytest.importorskip("onnx")
 
 @pytest.fixture(scope="module")
 def int8_model(tmp_path_factory):
-    """The int8 copy calibrated on 256 positions of the teacher fixture (compared on other positions, GAMES')."""
+    """The int8 copy calibrated on 256 positions of the teacher fixture (compared on other positions, GAMES'),
+    written into a folder that does not exist yet (made as `messiah export` makes its own)."""
     from messiah.models.quantize import quantize_onnx
 
-    return quantize_onnx(default_model_path(), tmp_path_factory.mktemp("q") / "int8.onnx", [TEACHER], 256)
+    dst = tmp_path_factory.mktemp("q") / "new" / "folder" / "int8.onnx"
+    assert quantize_onnx(default_model_path(), dst, [TEACHER], 256) == dst and dst.is_file()
+    return dst
 
 
 def test_the_int8_model_scores_moves_as_the_float_model(int8_model):

@@ -8,9 +8,10 @@
 #
 # A match cut short (a session's end) goes on as a new part: the same folder, new seeds, PART 2, 3, ...; the
 # report counts every random-* and records-* folder here as one match, and every kept-*.json: the summary of a
-# part whose records went with their machine (a summary.json copied to kept-PART.json; F from 95bcd22 on). At every check the match
-# so far is written to summary.json, so a part cut short leaves its summary. Play it from a frozen install (F, the bin
-# folder of a venv with messiah installed, not a tree being edited) with nothing else running on the two cores.
+# part whose records went with their machine (a summary.json copied to kept-PART.json; F from 95bcd22 on). At
+# every check the match so far is written to summary.json, so a part cut short leaves its summary. Play it from a
+# frozen install (F, the bin folder of a venv with messiah installed, not a tree being edited) with nothing else
+# running on the two cores.
 #
 #   export MESSIAH_DATA=/path/to/shared/data
 #   bash docs/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
