@@ -355,8 +355,25 @@ def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypa
         assert not board.is_game_over()
     assert match.random_openings(6, 5) == lines and match.random_openings(6, 6) != lines
     assert match.resolve_openings(match.MatchConfig(opponent="x", openings="none"), 3) is None
-    monkeypatch.setattr(match, "DEFAULT_OPENINGS", tmp_path / "m" / "openings.sfen")
-    assert match.resolve_openings(cfg, 6) == str(tmp_path / "m" / "openings.sfen")  # the shared set when present
+    shared = tmp_path / "shared.sfen"
+    shared.write_text(lines[0] + "\n")
+    monkeypatch.setattr(match, "DEFAULT_OPENINGS", shared)
+    assert match.resolve_openings(cfg, 6) == str(shared)  # the shared set when present
+
+
+def test_random_openings_can_be_asked_for_beside_the_shared_set(tmp_path, monkeypatch):
+    """--openings random: one opening a pair of random moves drawn by the seed, written beside the records,
+    whether or not the shared set is there (issue 32's matches play half their games on such openings)."""
+    from messiah.arena import match
+
+    shared = tmp_path / "shared.sfen"
+    shared.write_text("startpos moves 7g7f\n")
+    monkeypatch.setattr(match, "DEFAULT_OPENINGS", shared)
+    cfg = match.MatchConfig(opponent="x", openings="random", out=str(tmp_path / "m"), seed=9)
+    (tmp_path / "m").mkdir()
+    path = match.resolve_openings(cfg, 4)
+    assert path == str(tmp_path / "m" / "openings.sfen")
+    assert open(path).read().splitlines() == match.random_openings(4, 9)
 
 
 def _record(path, black: str, white: str, plies: int, ending: str) -> None:

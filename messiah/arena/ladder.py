@@ -45,9 +45,10 @@ class LadderConfig:
     rungs: str = ""
     """only the rungs whose names contain these comma-separated words, e.g. 'Skill 0,gpsshogi'"""
     openings: str = "auto"
-    """file of 'startpos moves ...' lines (24 plies are played); 'auto': the shared set
-    ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is there, else random openings from the start
-    position. A second set tells whether a result holds beyond the openings the constants were tuned on"""
+    """file of 'startpos moves ...' lines (24 plies are played); 'random': 8 random legal moves from the start
+    position, drawn by each rung's seed; 'auto': the shared set ($MESSIAH_DATA/openings/records2016_10818.sfen)
+    when it is there, else 'random'. A second set tells whether a result holds beyond the openings the
+    constants were tuned on"""
     seed: int = 0
     """which openings are drawn"""
     merge: list[str] = setting(factory=list, repeat=True, metavar="DIR")

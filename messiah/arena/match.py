@@ -72,9 +72,10 @@ class MatchConfig:
     inc: int | None = None
     """increment per move in ms"""
     openings: str | None = "auto"
-    """file of 'startpos moves ...' lines (24 plies are played); 'auto': the shared set
-    ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is there, else random openings from the start
-    position; 'none': every game from the start position"""
+    """file of 'startpos moves ...' lines (24 plies are played); 'random': one opening a pair of 8 random
+    legal moves from the start position, drawn by --seed and written to OUT/openings.sfen (a set no engine was
+    tuned or trained on); 'auto': the shared set ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is
+    there, else 'random'; 'none': every game from the start position"""
     seed: int = 0
     """which openings are drawn"""
     draw: int = DRAW_PLY
@@ -273,15 +274,17 @@ def write_random_openings(out: Path, count: int, seed: int, plies: int = RANDOM_
 
 
 def resolve_openings(cfg: MatchConfig, pairs: int) -> str | None:
-    """The opening file a match plays from: ``cfg.openings``, and for 'auto' the shared set, or where it is
-    absent, random openings written to OUT/openings.sfen (one per pair, from the match's seed)."""
-    if cfg.openings != "auto":
-        return cfg.openings
-    if DEFAULT_OPENINGS.is_file():
+    """The opening file a match plays from: ``cfg.openings``; for 'auto' the shared set; for 'random', or
+    'auto' where the shared set is absent, random openings written to OUT/openings.sfen (one per pair, from
+    the match's seed)."""
+    if cfg.openings == "auto" and DEFAULT_OPENINGS.is_file():
         return str(DEFAULT_OPENINGS)
+    if cfg.openings not in ("auto", "random"):
+        return cfg.openings
     path = write_random_openings(Path(cfg.out), max(1, pairs), cfg.seed)
-    print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
-          f"({max(1, pairs)}) written to {path}", file=sys.stderr)
+    if cfg.openings == "auto":
+        print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
+              f"({max(1, pairs)}) written to {path}", file=sys.stderr)
     return str(path)
 
 

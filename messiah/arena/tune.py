@@ -95,9 +95,10 @@ class TuneConfig:
     seed: int = 0
     """the sampler's seed and the first trial's openings"""
     openings: str | None = "auto"
-    """the trials' openings, as messiah match's --openings: a file of 'startpos moves ...' lines, 'auto' (the
-    shared set when it is there, else random openings) or 'none'; a set the check match will not use keeps the
-    study from fitting its settings to the check's openings"""
+    """the trials' openings, as messiah match's --openings: a file of 'startpos moves ...' lines, 'random'
+    (random openings drawn by each trial's seed), 'auto' (the shared set when it is there, else 'random') or
+    'none'; a set the check match will not use keeps the study from fitting its settings to the check's
+    openings"""
 
     def __post_init__(self) -> None:
         if self.nodes and (self.byoyomi or self.time or self.inc):
