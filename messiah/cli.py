@@ -438,14 +438,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> None:
     """Run one subcommand. An error meant for the user (MessiahError: bad input, a missing or malformed file, a
-    dead engine) or a file the system cannot open is one line and exit status 2; anything else is a bug and
-    keeps its traceback."""
+    dead engine) or a path the system cannot open or make (a folder where a file is, a file where a folder
+    must be) is one line and exit status 2; anything else is a bug and keeps its traceback."""
     args = build_parser().parse_args(argv)
     try:
         args.func(args)
     except BrokenPipeError:  # output piped into head & co.
         sys.stdout = open(os.devnull, "w")
-    except (MessiahError, FileNotFoundError, IsADirectoryError, PermissionError) as e:
+    except (MessiahError, FileNotFoundError, FileExistsError, IsADirectoryError, NotADirectoryError,
+            PermissionError) as e:
         print(f"messiah {args.command}: {e}", file=sys.stderr)
         sys.exit(2)
 

@@ -127,6 +127,7 @@ def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
     if meta.get("messiah.precision") == "int8":
         raise UserError(f"{src} is already quantized")
     convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
+    dst.parent.mkdir(parents=True, exist_ok=True)  # before the calibration, so that a bad folder fails at once
     batches = feeds()
 
     class Reader(CalibrationDataReader):
@@ -139,7 +140,6 @@ def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
     root = logging.getLogger()
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_static logs advice about pre-processing at WARNING
-    dst.parent.mkdir(parents=True, exist_ok=True)
     raw = dst.with_suffix(dst.suffix + ".raw")  # quantize_static's output, before the metadata is set
     try:
         with contextlib.redirect_stdout(sys.stderr):  # it prints its histogram's settings

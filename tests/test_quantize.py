@@ -95,6 +95,10 @@ def test_the_command_prints_only_the_written_path(tmp_path):
     done = subprocess.run([sys.executable, "-m", "messiah.cli", "quantize", str(out), str(tmp_path / "again.onnx"),
                            "--data", str(TEACHER)], capture_output=True, text=True)
     assert done.returncode == 2 and "already quantized" in done.stderr and done.stdout == ""
+    done = subprocess.run([sys.executable, "-m", "messiah.cli", "quantize", str(default_model_path()),
+                           str(out / "under-a-file.onnx"), "--data", str(TEACHER)], capture_output=True, text=True)
+    assert done.returncode == 2 and done.stdout == "" and "Traceback" not in done.stderr, done.stderr
+    assert done.stderr.startswith("messiah quantize: ") and str(out) in done.stderr, done.stderr
 
 
 def test_a_calibration_count_that_is_not_a_whole_number_of_batches(tmp_path):
