@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import shutil
 import threading
 import warnings
 from dataclasses import replace
@@ -630,6 +631,44 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
     (gens / "g0005.json").write_text(json.dumps({"generation": 5, "gate_games": 40, "elo": None, "promoted": 1}))
     with open(write_log(tmp_path), newline="") as f:
         assert [(r["elo"], r["total_elo"]) for r in csv.DictReader(f)][-1] == ("", "42.5")
+
+
+def test_the_elo_panel_says_when_a_run_played_no_games(tmp_path):
+    """A run with --no-gate and --verify-every 0 has no Elo to draw: log.png's panel says so instead of showing an
+    empty frame; a run gated or verified in some generations only draws those generations' Elo (it drew none
+    when a single generation lacked a gate's figure)."""
+    import csv
+
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from messiah.train.plot import elo_panel
+    from messiah.train.rl.loop import write_log
+
+    def panel(rows: list[dict]) -> tuple[bool, list[str]]:
+        gens = tmp_path / "gens"
+        shutil.rmtree(gens, ignore_errors=True)
+        gens.mkdir()
+        for row in rows:
+            (gens / f"g{row['generation']:04d}.json").write_text(json.dumps(row))
+        path = write_log(tmp_path)
+        with open(path, newline="") as f:
+            fig, ax = plt.subplots()
+            drawn = elo_panel(ax, list(csv.DictReader(f)))
+        texts = [t.get_text() for t in ax.texts]
+        plt.close(fig)
+        return drawn, texts
+
+    drawn, texts = panel([{"generation": g, "promoted": 1, "loss": 0.19} for g in (1, 2, 3)])
+    assert not drawn and len(texts) == 1 and texts[0].startswith("no games in this run")
+    drawn, texts = panel([{"generation": 1, "gate_games": 40, "elo": 30.0, "elo_low": -20.0, "elo_high": 80.0,
+                           "promoted": 1}, {"generation": 2, "promoted": 1}])  # gated once: one point, drawn
+    assert drawn and texts == []
+    drawn, texts = panel([{"generation": 1, "promoted": 1}, {"generation": 2, "promoted": 1, "verify_games": 20,
+                           "verify_elo": 12.0, "verify_elo_low": -60.0, "verify_elo_high": 84.0}])
+    assert drawn and texts == []
 
 
 def test_a_run_replays_to_the_bit_with_any_number_of_actors(tmp_path):

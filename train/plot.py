@@ -81,11 +81,44 @@ def plot_logs(paths: list[str | os.PathLike], out: str | os.PathLike | None = No
 TABLE_COLUMNS = ("agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss")
 
 
+def elo_panel(ax, rows: list[dict[str, str]]) -> bool:
+    """log.png's Elo panel from log.csv's rows: each gated candidate against the best and their sum over
+    promotions, each verified candidate against the run's start, rollbacks; a generation without a figure has
+    no point. A run that played no games (--no-gate, --verify-every 0) says so in the panel, which would
+    otherwise be an empty frame. Returns whether any Elo was drawn."""
+    import numpy as np
+
+    def points(*keys: str) -> np.ndarray:  # (generation, *keys) of the rows that have every key
+        return np.array([[float(r["generation"])] + [float(r[k]) for k in keys] for r in rows
+                         if all(r.get(k) not in (None, "", "nan") for k in keys)]).reshape(-1, 1 + len(keys))
+
+    def with_interval(p: np.ndarray, fmt: str, label: str) -> None:
+        elo, low, high = (np.clip(p[:, k], -800, 800) for k in (1, 2, 3))
+        ax.errorbar(p[:, 0], elo, yerr=[elo - low, high - elo], fmt=fmt, capsize=3, label=label)
+
+    gated, total = points("elo", "elo_low", "elo_high"), points("total_elo")
+    verified = points("verify_elo", "verify_elo_low", "verify_elo_high")
+    if len(gated):
+        with_interval(gated, "o", "candidate vs best")
+    if len(total):
+        ax.plot(total[:, 0], total[:, 1], marker="o", label="sum over promotions")
+    if len(verified):
+        with_interval(verified, "s", "candidate vs the start (fixed)")
+    for k, g in enumerate(float(r["generation"]) for r in rows if r.get("rolled_back_to")):
+        ax.axvline(g, color="tab:red", ls="--", lw=0.8, label=None if k else "rolled back")
+    ax.axhline(0, color="grey", lw=0.5)
+    ax.set_title("Elo (95% interval)")
+    drawn = bool(len(gated) or len(total) or len(verified))
+    if not drawn:
+        ax.text(0.5, 0.5, "no games in this run\n(--no-gate, --verify-every 0):\nscreen its models with messiah match",
+                ha="center", va="center", transform=ax.transAxes, color="grey")
+    return drawn
+
+
 def plot_rl_log(path: Path) -> Path:
     """log.png: Elo of each candidate against the best (95% interval) and the promoted models' sum; game
     length; the shares of games truncated and of false resignations; the losses; held-out agreement."""
     import matplotlib
-    import numpy as np
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -98,23 +131,9 @@ def plot_rl_log(path: Path) -> Path:
         if key in log and len(log[key]) == len(gens):
             ax.plot(gens, log[key], marker="o", label=label or key, **kw)
 
-    ax = axes[0, 0]
-    if all(k in log and len(log[k]) == len(gens) for k in ("elo", "elo_low", "elo_high")):
-        elo, low, high = (np.clip(np.array(log[k]), -800, 800) for k in ("elo", "elo_low", "elo_high"))
-        ax.errorbar(gens, elo, yerr=[elo - low, high - elo], fmt="o", capsize=3, label="candidate vs best")
-    line(ax, "total_elo", "sum over promotions")
     with open(path, newline="") as f:  # verifications and rollbacks: only some generations' rows
         rows = list(csv.DictReader(f))
-    verified = np.array([[float(r[k]) for k in ("generation", "verify_elo", "verify_elo_low", "verify_elo_high")]
-                         for r in rows if r.get("verify_elo") not in (None, "", "nan")])
-    if len(verified):
-        elo, low, high = (np.clip(verified[:, k], -800, 800) for k in (1, 2, 3))
-        ax.errorbar(verified[:, 0], elo, yerr=[elo - low, high - elo], fmt="s", capsize=3,
-                    label="candidate vs the start (fixed)")
-    for k, g in enumerate(float(r["generation"]) for r in rows if r.get("rolled_back_to")):
-        ax.axvline(g, color="tab:red", ls="--", lw=0.8, label=None if k else "rolled back")
-    ax.axhline(0, color="grey", lw=0.5)
-    ax.set_title("Elo (95% interval)")
+    elo_panel(axes[0, 0], rows)
     line(axes[0, 1], "mean_plies", "mean game length (plies)")
     axes[0, 1].set_title("game length")
     for key in ("truncated_share", "false_resign_rate", "resign_share", "mate_share"):
