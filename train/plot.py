@@ -131,7 +131,7 @@ def plot_rl_log(path: Path) -> Path:
         if key in log and len(log[key]) == len(gens):
             ax.plot(gens, log[key], marker="o", label=label or key, **kw)
 
-    with open(path, newline="") as f:  # verifications and rollbacks: only some generations' rows
+    with open(path, newline="") as f:  # the Elo panel: gates, verifications, rollbacks in some rows only
         rows = list(csv.DictReader(f))
     elo_panel(axes[0, 0], rows)
     line(axes[0, 1], "mean_plies", "mean game length (plies)")
