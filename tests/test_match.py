@@ -341,7 +341,7 @@ def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypa
     monkeypatch.setattr(match, "DEFAULT_OPENINGS", tmp_path / "absent.sfen")
     cfg = match.MatchConfig(opponent="x", out=str(tmp_path / "m"), seed=5)
     (tmp_path / "m").mkdir()
-    path = match.resolve_openings(cfg, 6)
+    path, pairs = match.match_openings(cfg, 6)
     lines = open(path).read().splitlines()
     assert path == str(tmp_path / "m" / "openings.sfen") and len(lines) == 6 and len(set(lines)) == 6
     for line in lines:
@@ -354,15 +354,18 @@ def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypa
             board.push(move)
         assert not board.is_game_over()
     assert match.random_openings(6, 5) == lines and match.random_openings(6, 6) != lines
-    assert match.resolve_openings(match.MatchConfig(opponent="x", openings="none"), 3) is None
+    assert pairs == [0, 1, 2, 3, 4, 5]  # each opening played once
+    assert match.match_openings(match.MatchConfig(opponent="x", openings="none"), 3) == (None, [None] * 3)
     shared = tmp_path / "shared.sfen"
-    shared.write_text(lines[0] + "\n")
+    shared.write_text("\n".join(lines[:3]) + "\n")
     monkeypatch.setattr(match, "DEFAULT_OPENINGS", shared)
-    assert match.resolve_openings(cfg, 6) == str(shared)  # the shared set when present
+    path, pairs = match.match_openings(cfg, 6)
+    assert path == str(shared)  # the shared set when present, its lines drawn by the seed
+    assert set(pairs) <= {0, 1, 2} and len(set(pairs)) > 1 and match.match_openings(cfg, 6).lines == pairs
 
 
 def test_random_openings_can_be_asked_for_beside_the_shared_set(tmp_path, monkeypatch):
-    """--openings random: one opening a pair of random moves drawn by the seed, written beside the records,
+    """--openings random: a new opening for each pair, random moves made from the seed, written beside the records,
     whether or not the shared set is there (issue 32's matches play half their games on such openings)."""
     from messiah.arena import match
 
@@ -371,8 +374,8 @@ def test_random_openings_can_be_asked_for_beside_the_shared_set(tmp_path, monkey
     monkeypatch.setattr(match, "DEFAULT_OPENINGS", shared)
     cfg = match.MatchConfig(opponent="x", openings="random", out=str(tmp_path / "m"), seed=9)
     (tmp_path / "m").mkdir()
-    path = match.resolve_openings(cfg, 4)
-    assert path == str(tmp_path / "m" / "openings.sfen")
+    path, pairs = match.match_openings(cfg, 4)
+    assert path == str(tmp_path / "m" / "openings.sfen") and pairs == [0, 1, 2, 3]
     assert open(path).read().splitlines() == match.random_openings(4, 9)
 
 

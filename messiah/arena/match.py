@@ -72,10 +72,11 @@ class MatchConfig:
     inc: int | None = None
     """increment per move in ms"""
     openings: str | None = "auto"
-    """file of 'startpos moves ...' lines (24 plies are played); 'random': one opening a pair of 8 random
-    legal moves from the start position, drawn by --seed and written to OUT/openings.sfen (a set no engine was
-    tuned or trained on); 'auto': the shared set ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is
-    there, else 'random'; 'none': every game from the start position"""
+    """file of 'startpos moves ...' lines (24 plies are played; each pair plays a line drawn by --seed);
+    'random': a new opening for each pair, 8 random legal moves from the start position made from --seed and
+    written to OUT/openings.sfen (a set no engine was tuned or trained on); 'auto': the shared set
+    ($MESSIAH_DATA/openings/records2016_10818.sfen) when it is there, else 'random'; 'none': every game from
+    the start position"""
     seed: int = 0
     """which openings are drawn"""
     draw: int = DRAW_PLY
@@ -273,25 +274,29 @@ def write_random_openings(out: Path, count: int, seed: int, plies: int = RANDOM_
     return path
 
 
-def resolve_openings(cfg: MatchConfig, pairs: int) -> str | None:
-    """The opening file a match plays from: ``cfg.openings``; for 'auto' the shared set; for 'random', or
-    'auto' where the shared set is absent, random openings written to OUT/openings.sfen (one per pair, from
-    the match's seed)."""
-    if cfg.openings == "auto" and DEFAULT_OPENINGS.is_file():
-        return str(DEFAULT_OPENINGS)
-    if cfg.openings not in ("auto", "random"):
-        return cfg.openings
-    path = write_random_openings(Path(cfg.out), max(1, pairs), cfg.seed)
-    if cfg.openings == "auto":
-        print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
-              f"({max(1, pairs)}) written to {path}", file=sys.stderr)
-    return str(path)
+class Openings(NamedTuple):
+    """What each pair of a match plays from."""
+
+    path: str | None
+    """the opening file; None: every game from the start position"""
+    lines: list[int | None]
+    """the line of ``path`` pair k plays"""
 
 
-def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
+def match_openings(cfg: MatchConfig, pairs: int) -> Openings:
+    """The openings of a match's ``pairs``: from ``cfg.openings``, a line drawn for each pair by the match's
+    seed; for 'auto' from the shared set; for 'random', or 'auto' where the shared set is absent, random
+    openings written to OUT/openings.sfen from the match's seed, one for each pair in order (a draw would play
+    some twice and others never)."""
+    if cfg.openings in ("random", "auto") and not (cfg.openings == "auto" and DEFAULT_OPENINGS.is_file()):
+        path = write_random_openings(Path(cfg.out), max(1, pairs), cfg.seed)
+        if cfg.openings == "auto":
+            print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
+                  f"({max(1, pairs)}) written to {path}", file=sys.stderr)
+        return Openings(str(path), list(range(pairs)))
     if not cfg.openings:
-        return [None] * pairs
-    path = Path(cfg.openings)
+        return Openings(None, [None] * pairs)
+    path = Path(DEFAULT_OPENINGS if cfg.openings == "auto" else cfg.openings)
     if not path.is_file():
         raise DataError(f"opening file not found: {path}")
     with open(path) as f:
@@ -299,7 +304,7 @@ def _opening_indices(cfg: MatchConfig, pairs: int) -> list[int | None]:
     if count == 0:
         raise DataError(f"{path}: no openings")
     rng = random.Random(cfg.seed)
-    return [rng.randrange(count) for _ in range(pairs)]
+    return Openings(str(path), [rng.randrange(count) for _ in range(pairs)])
 
 
 def play_match(cfg: MatchConfig, progress: bool = True) -> tuple[tuple[str, str], list[Game]]:
@@ -326,7 +331,9 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
     for cfg in cfgs:
         out = Path(cfg.out)
         out.mkdir(parents=True, exist_ok=True)
-        cfg = replace(cfg, openings=resolve_openings(cfg, (cfg.games + 1) // 2))
+        pairs = (cfg.games + 1) // 2
+        openings = match_openings(cfg, pairs)
+        cfg = replace(cfg, openings=openings.path)
         resolved.append(cfg)
         commands = (executable(cfg.engine or messiah_command(), out, "engine"),
                     executable(cfg.opponent, out, "opponent"))
@@ -335,8 +342,7 @@ def play_matches(cfgs: list[MatchConfig], jobs: int, progress: bool = True) -> l
         write_card(cfg, commands, names)
         ponder_log = cfg.ponder and commands[0] == messiah_command()
         commands = (watched(commands[0], out, "engine"), watched(commands[1], out, "opponent", cfg.opponent_go))
-        pairs = (cfg.games + 1) // 2
-        setups.append(_Setup(commands, names, _opening_indices(cfg, pairs), pairs, ponder_log))
+        setups.append(_Setup(commands, names, openings.lines, pairs, ponder_log))
     cfgs = resolved
     games: list[list[Game]] = [[] for _ in cfgs]
     decided = [False] * len(cfgs)
