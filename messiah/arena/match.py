@@ -288,11 +288,12 @@ def match_openings(cfg: MatchConfig, pairs: int) -> Openings:
     seed; for 'auto' from the shared set; for 'random', or 'auto' where the shared set is absent, random
     openings written to OUT/openings.sfen from the match's seed, one for each pair in order (a draw would play
     some twice and others never)."""
-    if cfg.openings in ("random", "auto") and not (cfg.openings == "auto" and DEFAULT_OPENINGS.is_file()):
-        path = write_random_openings(Path(cfg.out), max(1, pairs), cfg.seed)
+    if cfg.openings == "random" or (cfg.openings == "auto" and not DEFAULT_OPENINGS.is_file()):
+        count = max(1, pairs)
+        path = write_random_openings(Path(cfg.out), count, cfg.seed)
         if cfg.openings == "auto":
             print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
-                  f"({max(1, pairs)}) written to {path}", file=sys.stderr)
+                  f"({count}) written to {path}", file=sys.stderr)
         return Openings(str(path), list(range(pairs)))
     if not cfg.openings:
         return Openings(None, [None] * pairs)
