@@ -576,6 +576,50 @@ def test_playout_cap_searches_a_share_of_moves_with_the_fast_budget_and_flags_th
         RLConfig(nodes=40, fast_nodes=40, teacher=[], strong=[])
 
 
+def test_a_stop_ends_a_self_play_game_before_its_next_search_and_drops_it(monkeypatch):
+    """A stopping run (Ctrl-C, SIGTERM) waits for one search, not for the games under way: a game raises
+    GameStopped before its first search after the stop, and an actor drops its unfinished games instead of
+    delivering them."""
+    import threading
+
+    from messiah.evaluator import Evaluator, default_model_path
+    from messiah.train.rl import selfplay
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.selfplay import Actor, GameSpec, GameStopped, play_selfplay_game
+
+    cfg = RLConfig(nodes=16, teacher=[], strong=[], openings="", max_ply=60, resign=0, games_per_actor=2)
+    stop, searches, lock = threading.Event(), [], threading.Lock()
+    make_searcher = selfplay.make_game_searcher
+
+    def stopping_after_three_searches(cfg, evaluator):
+        searcher = make_searcher(cfg, evaluator)
+        search = searcher.search
+
+        def counted(board, limits):
+            with lock:
+                searches.append(board.move_number)
+                if len(searches) == 3:
+                    stop.set()
+            return search(board, limits)
+
+        searcher.search = counted
+        return searcher
+
+    searcher = stopping_after_three_searches(cfg, Evaluator(threads=1))
+    with pytest.raises(GameStopped, match="game 0 stopped after 3 moves"):
+        play_selfplay_game(searcher, GameSpec(0, 1, None, 11), cfg, stop)
+    assert len(searches) == 3
+
+    monkeypatch.setattr(selfplay, "make_game_searcher", stopping_after_three_searches)
+    stop.clear()
+    searches.clear()
+    delivered = []
+    specs = [GameSpec(g, 1, None, g) for g in range(4)]
+    played = Actor(str(default_model_path()), cfg).play(specs, lambda *game: delivered.append(game), stop)
+    assert played == delivered == []  # both games under way dropped, the next two never started
+    assert 3 <= len(searches) <= 4  # the other game's search already under way when the stop came
+
+
 def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_path, monkeypatch):
     """--tree-visits: the game file keeps only the games' positions (its index unchanged), the tree file beside
     it holds the TREE rows with their own index, the log counts them, and a batch draws --tree-fraction of its

@@ -257,10 +257,15 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
     return row
 
 
-def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndarray, GameStats]:
+class GameStopped(Exception):
+    """A game left unfinished because its actor was told to stop: it is dropped, not recorded."""
+
+
+def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig, stop=None) -> tuple[np.ndarray, GameStats]:
     """Play one self-play game; its records (in order, then its TreeStrap rows, flagged TREE) and what it
     cost. Each move: the game's end by the rules (:func:`game_over`), the search, a proven loss or a
-    resignation, the move to play (:func:`choose_slot`), the row."""
+    resignation, the move to play (:func:`choose_slot`), the row. Raises :class:`GameStopped` before the
+    next search once ``stop`` (an event) is set, so that a stopping run waits for one search, not a game."""
     rng = np.random.default_rng(spec.seed)
     board = start_position(spec, cfg, rng)
     searcher.new_game()
@@ -282,6 +287,8 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig) -> tuple[np.ndar
                 row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
                 rows.append(row)
             break
+        if stop is not None and stop.is_set():
+            raise GameStopped(f"game {spec.game} stopped after {moved} moves")
         fast = cfg.fast_nodes > 0 and rng.random() < cfg.fast_fraction  # no draw when off: old runs replay
         result = searcher.search(board, Limits(visits=cfg.fast_nodes if fast else cfg.nodes))
         stats.nodes += result.nodes
@@ -376,8 +383,9 @@ class Actor:
         self.evaluator = Evaluator(model, threads=1, device=cfg.actor_device)
 
     def play(self, specs: list[GameSpec], deliver=None, stop=None) -> list[tuple[int, bytes, GameStats]]:
-        """Play ``specs`` (``games_per_actor`` at a time, until ``stop`` is set); each finished game goes to
-        ``deliver(game, rows bytes, stats)`` as soon as it ends when given, and all are returned."""
+        """Play ``specs`` (``games_per_actor`` at a time, until ``stop`` is set: the games under way then are
+        dropped at their next move); each finished game goes to ``deliver(game, rows bytes, stats)`` as soon
+        as it ends when given, and all are returned."""
         done: list[tuple[int, bytes, GameStats]] = []
         width = max(1, self.cfg.games_per_actor)
         for i in range(0, len(specs), width):
@@ -394,11 +402,13 @@ class Actor:
 
             def one(searcher, spec: GameSpec, batcher=batcher, lock=lock, errors=errors) -> None:
                 try:
-                    rows, stats = play_selfplay_game(searcher, spec, self.cfg)
+                    rows, stats = play_selfplay_game(searcher, spec, self.cfg, stop)
                     with lock:
                         done.append((spec.game, rows.tobytes(), stats))
                         if deliver is not None:
                             deliver(*done[-1])
+                except GameStopped:
+                    pass
                 except BaseException as e:  # raised again in the actor's own thread below
                     errors.append(e)
                 finally:
