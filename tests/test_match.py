@@ -430,6 +430,37 @@ def test_match_report_counts_folders_as_one_match(tmp_path, capsys):
     assert summary["sprt"]["llr"] == sprt_llr([0, 2, 0, 0, 2], 0.0, 50.0) and "SPRT elo0 0 elo1 50" in text
 
 
+def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_each_part(tmp_path, capsys):
+    """docs/ship/summary.py, in a folder ship.sh played in: random-* folders are one opening set, records-* the
+    other, both together carry the SPRT (0, 100), each part its own count, each folder's openings their seed."""
+    import runpy
+    from pathlib import Path
+
+    for name, seed in (("random-1", 11), ("records-1", 12), ("random-2", 21)):
+        _match_folder(tmp_path / name)
+        card = {"openings": {"path": f"{name}.sfen", "sha256": "0" * 64}, "seed": seed}
+        (tmp_path / name / "match.json").write_text(json.dumps(card))
+    argv = sys.argv
+    sys.argv = ["summary.py", "--folder", str(tmp_path), "--match", "a test", "--status", "done", "--machine", "here",
+                "--engine", "A against B"]
+    try:
+        runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / "summary.py"), run_name="__main__")
+    finally:
+        sys.argv = argv
+    summary = json.loads(capsys.readouterr().out)
+    assert (summary["match"], summary["status"], summary["machine"], summary["engine"]) == (
+        "a test", "done", "here", "A against B")
+    wld = {key: (s["wins"], s["losses"], s["draws"]) for key, s in summary["by_openings"].items()}
+    assert wld == {"random": (4, 2, 2), "records": (2, 1, 1)}  # each folder: A won 2, lost 1, drew 1
+    both = summary["both"]
+    assert (both["games"], both["wins"], both["losses"], both["draws"]) == (12, 6, 3, 3)
+    assert both["sprt"]["elo1"] == 100.0 and both["sprt"]["pentanomial"] == [0, 3, 0, 0, 3]
+    assert {name: part["games"] for name, part in summary["by_part"].items()} == {
+        "random-1": 4, "random-2": 4, "records-1": 4}
+    assert {name: o["seed"] for name, o in summary["openings"].items()} == {"random-1": 11, "random-2": 21,
+                                                                            "records-1": 12}
+
+
 def test_match_report_counts_a_kept_summary_as_a_part(tmp_path, capsys):
     """A part whose records are gone counts from the summary kept of it (match-report --json): the same figures
     as its records gave, and its own parts listed."""
