@@ -11,10 +11,11 @@
 #   F/messiah match-report --json OUT > summary.json
 #
 # CANDIDATE may be a run's float model (models/gNNNN.onnx): it is quantized next to OUT first, as the engine
-# plays int8 on a CPU. JOBS (1 unless set) games at a time.
+# plays int8 on a CPU. JOBS (1 unless set) games at a time. OPENINGS=FILE plays FILE's lines (drawn by SEED)
+# instead of random openings: a shipping match's other half is the shared set, openings from real games.
 set -euo pipefail
 if [ $# -ne 5 ]; then
-  sed -n '2,13p' "$0" >&2
+  sed -n '2,14p' "$0" >&2
   exit 2
 fi
 F=$1 CANDIDATE=$2 REFERENCE=$3 SEED=$4 OUT=$5
@@ -31,9 +32,13 @@ case $CANDIDATE in
      "$F/messiah" quantize "$CANDIDATE" "$int8"
      CANDIDATE=$int8 ;;
 esac
-openings=$(dirname "$OUT")/openings-random-$SEED.sfen
-"$F/python" -c 'import sys; from messiah.arena.match import random_openings
+if [ -n "${OPENINGS:-}" ]; then
+  openings=$OPENINGS
+else
+  openings=$(dirname "$OUT")/openings-random-$SEED.sfen
+  "$F/python" -c 'import sys; from messiah.arena.match import random_openings
 print("\n".join(random_openings(400, int(sys.argv[1]))))' "$SEED" > "$openings"
+fi
 
 "$F/messiah" match --engine "$F/messiah-usi" --opponent "$F/messiah-usi" \
   --option "ModelPath=$(realpath "$CANDIDATE")" --option "NodesLimit=$NODES" --option Threads=1 \
