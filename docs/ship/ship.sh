@@ -16,11 +16,12 @@
 #   export MESSIAH_DATA=/path/to/shared/data
 #   bash docs/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
 #   F/messiah match-report --sprt 0,100 random-*/ records-*/ kept-*.json     (the report; kept-* if any)
+#   F/python docs/ship/summary.py --match ... --status ... --machine ... --engine ...   (the summary to commit)
 #
 # BYOYOMI and CHECK (environment) exist for a smoke test of this script; a shipping match keeps 1000 and 600.
 set -euo pipefail
 if [ $# -ne 7 ]; then
-  sed -n '2,18p' "$0" >&2
+  sed -n '2,19p' "$0" >&2
   exit 2
 fi
 F=$1 CANDIDATE=$2 REFERENCE=$3 SEED=$4 PART=$5 GAMES_RANDOM=$6 GAMES_SHARED=$7
