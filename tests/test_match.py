@@ -436,8 +436,13 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
     import runpy
     from pathlib import Path
 
-    for name, seed in (("random-1", 11), ("records-1", 12), ("random-2", 21)):
-        _match_folder(tmp_path / name)
+    for name, seed in (("random-1", 11), ("records-1", 12), ("random-2", 21), ("records-2", 22)):
+        if name == "records-2":  # a part A lost in every game: its Elo is minus infinity, written as null
+            (tmp_path / name).mkdir()
+            _record(tmp_path / name / "0001_A+B+1.csa", "A", "B", 4, "%TORYO")  # black (A) to move resigns
+            _record(tmp_path / name / "0002_B+A+2.csa", "B", "A", 5, "%TORYO")  # white (A) to move resigns
+        else:
+            _match_folder(tmp_path / name)
         card = {"openings": {"path": f"{name}.sfen", "sha256": "0" * 64}, "seed": seed}
         (tmp_path / name / "match.json").write_text(json.dumps(card))
     argv = sys.argv
@@ -447,18 +452,22 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
         runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / "summary.py"), run_name="__main__")
     finally:
         sys.argv = argv
-    summary = json.loads(capsys.readouterr().out)
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    summary = json.loads(capsys.readouterr().out, parse_constant=refuse)
     assert (summary["match"], summary["status"], summary["machine"], summary["engine"]) == (
         "a test", "done", "here", "A against B")
     wld = {key: (s["wins"], s["losses"], s["draws"]) for key, s in summary["by_openings"].items()}
-    assert wld == {"random": (4, 2, 2), "records": (2, 1, 1)}  # each folder: A won 2, lost 1, drew 1
+    assert wld == {"random": (4, 2, 2), "records": (2, 3, 1)}  # a mixed folder: A won 2, lost 1, drew 1
     both = summary["both"]
-    assert (both["games"], both["wins"], both["losses"], both["draws"]) == (12, 6, 3, 3)
-    assert both["sprt"]["elo1"] == 100.0 and both["sprt"]["pentanomial"] == [0, 3, 0, 0, 3]
+    assert (both["games"], both["wins"], both["losses"], both["draws"]) == (14, 6, 5, 3)
+    assert both["sprt"]["elo1"] == 100.0 and both["sprt"]["pentanomial"] == [1, 3, 0, 0, 3]
     assert {name: part["games"] for name, part in summary["by_part"].items()} == {
-        "random-1": 4, "random-2": 4, "records-1": 4}
+        "random-1": 4, "random-2": 4, "records-1": 4, "records-2": 2}
+    assert summary["by_part"]["records-2"]["elo"] is None
     assert {name: o["seed"] for name, o in summary["openings"].items()} == {"random-1": 11, "random-2": 21,
-                                                                            "records-1": 12}
+                                                                            "records-1": 12, "records-2": 22}
 
 
 def test_match_report_counts_a_kept_summary_as_a_part(tmp_path, capsys):

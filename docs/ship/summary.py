@@ -12,10 +12,10 @@ from __future__ import annotations
 
 import argparse
 import datetime
-import json
 from pathlib import Path
 
 from messiah.arena.match import MatchReportConfig, match_report
+from messiah.files import json_text
 
 SPRT = (0.0, 100.0)
 
@@ -50,7 +50,7 @@ def main() -> None:
         "both": both,
         "by_part": {Path(item).name: report([item]) for item in random + records},
     }
-    print(json.dumps(summary, indent=1))
+    print(json_text(summary, indent=1))  # strict JSON: the Elo of a part won or lost in every game is null
 
 
 if __name__ == "__main__":
