@@ -470,6 +470,57 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
                                                                             "records-1": 12, "records-2": 22}
 
 
+def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp_path, capsys):
+    """docs/ship/ladder_summary.py, in a folder ladder.sh played in: each rung folder is named by the opponent its
+    match.json played (the ladder's rung names), counted per opening set (random-*, records-*) and on both."""
+    import runpy
+    from pathlib import Path
+
+    def rung(folder, options, seed, lost_all=False):
+        if lost_all:  # A lost both games: its Elo is minus infinity, written as null
+            folder.mkdir(parents=True)
+            _record(folder / "0001_A+B+1.csa", "A", "B", 4, "%TORYO")  # black (A) to move resigns
+            _record(folder / "0002_B+A+2.csa", "B", "A", 5, "%TORYO")  # white (A) to move resigns
+        else:
+            folder.parent.mkdir(parents=True, exist_ok=True)
+            _match_folder(folder)
+        card = {"opponent": {"name": "B", "options": options}, "seed": seed, "command": f"ladder {seed}",
+                "openings": {"path": "o.sfen", "sha256": "0" * 64}}
+        (folder / "match.json").write_text(json.dumps(card))
+
+    s15, s10, gps = {"Skill Level": "15", "Threads": "1"}, {"Skill Level": "10", "Threads": "1"}, {"Thread": "1"}
+    rung(tmp_path / "random-s15" / "rung00", s15, 71)
+    rung(tmp_path / "random-gps-s10" / "rung00", s10, 81)
+    rung(tmp_path / "random-gps-s10" / "rung01", gps, 82, lost_all=True)
+    rung(tmp_path / "records-s15" / "rung00", s15, 81)
+    rung(tmp_path / "records-gps-s10" / "rung00", s10, 91, lost_all=True)
+    argv = sys.argv
+    sys.argv = ["ladder_summary.py", "--folder", str(tmp_path), "--ladder", "a test", "--machine", "here",
+                "--engine", "A"]
+    try:
+        runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / "ladder_summary.py"),
+                       run_name="__main__")
+    finally:
+        sys.argv = argv
+
+    def refuse(name):
+        raise ValueError(f"{name} is not JSON")
+
+    summary = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    assert (summary["ladder"], summary["machine"], summary["engine"]) == ("a test", "here", "A")
+    wld = {key: {name: (r["wins"], r["losses"], r["draws"]) for name, r in summary[key].items()}
+           for key in ("random", "records", "both")}
+    assert wld == {  # a mixed folder: A won 2, lost 1, drew 1; a lost one: 0-2-0
+        "random": {"fairy-stockfish Skill 15": (2, 1, 1), "fairy-stockfish Skill 10": (2, 1, 1),
+                   "gpsshogi 0.7.0": (0, 2, 0)},
+        "records": {"fairy-stockfish Skill 15": (2, 1, 1), "fairy-stockfish Skill 10": (0, 2, 0)},
+        "both": {"fairy-stockfish Skill 15": (4, 2, 2), "fairy-stockfish Skill 10": (2, 3, 1),
+                 "gpsshogi 0.7.0": (0, 2, 0)}}
+    assert summary["random"]["gpsshogi 0.7.0"]["elo"] is None
+    assert [p["seed"] for p in summary["both"]["fairy-stockfish Skill 15"]["parts"]] == [71, 81]
+    assert summary["both"]["fairy-stockfish Skill 15"]["black"] == "2-0-2"  # A as black: two wins, two draws
+
+
 def test_match_report_counts_a_kept_summary_as_a_part(tmp_path, capsys):
     """A part whose records are gone counts from the summary kept of it (match-report --json): the same figures
     as its records gave, and its own parts listed."""

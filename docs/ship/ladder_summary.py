@@ -1,0 +1,68 @@
+r"""The committed summary of a ladder that ladder.sh played in a folder (docs/results/ladder-*.json): each rung on each
+opening set (the rung folders of random-* and records-*) and on both, as ``messiah match-report`` counts their
+records (W-L-D, Elo and interval, as black and as white, mean length, endings, forfeits), with each set's openings
+and seeds and the text fields a reader needs to trust them. Run it with the frozen install's Python:
+
+    F/python docs/ship/ladder_summary.py --folder OUT --ladder "..." --machine "..." --engine "..." \
+        > docs/results/NAME.json
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+from pathlib import Path
+
+from messiah.arena.ladder import default_rungs
+from messiah.arena.match import MatchReportConfig, match_report
+from messiah.files import json_text
+
+SETS = ("random", "records")
+KEEP = ("games", "wins", "losses", "draws", "score", "elo", "elo_low", "elo_high", "black", "white", "mean_plies",
+        "endings", "forfeits")
+
+
+def rung_name(folder: Path) -> str:
+    """The ladder's name of the opponent a rung folder played (its match.json), e.g. 'fairy-stockfish Skill 15'."""
+    opponent = json.loads((folder / "match.json").read_text())["opponent"]
+    return next((r.name for r in default_rungs() if r.options == opponent["options"]), opponent["name"])
+
+
+def count(folders: list[Path]) -> dict:
+    """One rung's games in these folders, as match-report counts them, and each folder's openings and seed."""
+    summary = match_report(MatchReportConfig(folders=[str(f) for f in folders]))[1]
+    return {**{k: summary[k] for k in KEEP},
+            "parts": [{"folder": p["folder"], "games": p["games"], "seed": p["match"]["seed"],
+                       "openings": p["match"]["openings"], "command": p["match"]["command"]}
+                      for p in summary["parts"]]}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    for field in ("ladder", "machine", "engine"):
+        parser.add_argument(f"--{field}", required=True)
+    parser.add_argument("--folder", default=".", help="the ladder's folder (ladder.sh's OUT)")
+    args = parser.parse_args()
+    folder = Path(args.folder)
+    rungs: dict[str, dict[str, list[Path]]] = {s: {} for s in SETS}  # set -> rung name -> its folders
+    for s in SETS:
+        for rung in sorted(folder.glob(f"{s}-*/rung*")):
+            if (rung / "match.json").exists():
+                rungs[s].setdefault(rung_name(rung), []).append(rung)
+    names = sorted({name for s in SETS for name in rungs[s]})
+    summary = {
+        "ladder": args.ladder,
+        "date": datetime.date.today().isoformat(),
+        "machine": args.machine,
+        "engine": args.engine,
+        "command": "bash docs/ship/ladder.sh F OUT [NAME=VALUE ...]; F/python docs/ship/ladder_summary.py "
+                   "(each rung's own command is in its parts)",
+        **{s: {name: count(rungs[s][name]) for name in names if name in rungs[s]} for s in SETS},
+        "both": {name: count([f for s in SETS for f in rungs[s].get(name, [])]) for name in names},
+    }
+    print(json_text(summary, indent=1))  # strict JSON: the Elo of a rung won or lost in every game is null
+
+
+if __name__ == "__main__":
+    main()
