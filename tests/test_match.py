@@ -430,32 +430,43 @@ def test_match_report_counts_folders_as_one_match(tmp_path, capsys):
     assert summary["sprt"]["llr"] == sprt_llr([0, 2, 0, 0, 2], 0.0, 50.0) and "SPRT elo0 0 elo1 50" in text
 
 
-def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_each_part(tmp_path, capsys):
-    """docs/ship/summary.py, in a folder ship.sh played in: random-* folders are one opening set, records-* the
-    other, both together carry the SPRT (0, 100), each part its own count, each folder's openings their seed."""
+def _lost_folder(folder) -> None:
+    """One pair that A (the first engine) lost in both games: its Elo is minus infinity, which JSON writes as null."""
+    folder.mkdir(parents=True)
+    _record(folder / "0001_A+B+1.csa", "A", "B", 4, "%TORYO")  # black (A) to move resigns
+    _record(folder / "0002_B+A+2.csa", "B", "A", 5, "%TORYO")  # white (A) to move resigns
+
+
+def _ship_script(name: str, args: list[str], capsys) -> dict:
+    """Run docs/ship/NAME with ``args`` as its command line; what it printed, parsed as strict JSON (no NaN or
+    Infinity, which tests/test_release.py refuses in a committed summary)."""
     import runpy
     from pathlib import Path
 
+    def refuse(constant):
+        raise ValueError(f"{constant} is not JSON")
+
+    argv = sys.argv
+    sys.argv = [name, *args]
+    try:
+        runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / name), run_name="__main__")
+    finally:
+        sys.argv = argv
+    return json.loads(capsys.readouterr().out, parse_constant=refuse)
+
+
+def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_each_part(tmp_path, capsys):
+    """docs/ship/summary.py, in a folder ship.sh played in: random-* folders are one opening set, records-* the
+    other, both together carry the SPRT (0, 100), each part its own count, each folder's openings their seed."""
     for name, seed in (("random-1", 11), ("records-1", 12), ("random-2", 21), ("records-2", 22)):
-        if name == "records-2":  # a part A lost in every game: its Elo is minus infinity, written as null
-            (tmp_path / name).mkdir()
-            _record(tmp_path / name / "0001_A+B+1.csa", "A", "B", 4, "%TORYO")  # black (A) to move resigns
-            _record(tmp_path / name / "0002_B+A+2.csa", "B", "A", 5, "%TORYO")  # white (A) to move resigns
+        if name == "records-2":  # a part A lost in every game
+            _lost_folder(tmp_path / name)
         else:
             _match_folder(tmp_path / name)
         card = {"openings": {"path": f"{name}.sfen", "sha256": "0" * 64}, "seed": seed}
         (tmp_path / name / "match.json").write_text(json.dumps(card))
-    argv = sys.argv
-    sys.argv = ["summary.py", "--folder", str(tmp_path), "--match", "a test", "--status", "done", "--machine", "here",
-                "--engine", "A against B"]
-    try:
-        runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / "summary.py"), run_name="__main__")
-    finally:
-        sys.argv = argv
-    def refuse(name):
-        raise ValueError(f"{name} is not JSON")
-
-    summary = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    summary = _ship_script("summary.py", ["--folder", str(tmp_path), "--match", "a test", "--status", "done",
+                                          "--machine", "here", "--engine", "A against B"], capsys)
     assert (summary["match"], summary["status"], summary["machine"], summary["engine"]) == (
         "a test", "done", "here", "A against B")
     wld = {key: (s["wins"], s["losses"], s["draws"]) for key, s in summary["by_openings"].items()}
@@ -473,14 +484,9 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
 def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp_path, capsys):
     """docs/ship/ladder_summary.py, in a folder ladder.sh played in: each rung folder is named by the opponent its
     match.json played (the ladder's rung names), counted per opening set (random-*, records-*) and on both."""
-    import runpy
-    from pathlib import Path
-
     def rung(folder, options, seed, lost_all=False):
-        if lost_all:  # A lost both games: its Elo is minus infinity, written as null
-            folder.mkdir(parents=True)
-            _record(folder / "0001_A+B+1.csa", "A", "B", 4, "%TORYO")  # black (A) to move resigns
-            _record(folder / "0002_B+A+2.csa", "B", "A", 5, "%TORYO")  # white (A) to move resigns
+        if lost_all:
+            _lost_folder(folder)
         else:
             folder.parent.mkdir(parents=True, exist_ok=True)
             _match_folder(folder)
@@ -494,19 +500,8 @@ def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp
     rung(tmp_path / "random-gps-s10" / "rung01", gps, 82, lost_all=True)
     rung(tmp_path / "records-s15" / "rung00", s15, 81)
     rung(tmp_path / "records-gps-s10" / "rung00", s10, 91, lost_all=True)
-    argv = sys.argv
-    sys.argv = ["ladder_summary.py", "--folder", str(tmp_path), "--ladder", "a test", "--machine", "here",
-                "--engine", "A"]
-    try:
-        runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / "ladder_summary.py"),
-                       run_name="__main__")
-    finally:
-        sys.argv = argv
-
-    def refuse(name):
-        raise ValueError(f"{name} is not JSON")
-
-    summary = json.loads(capsys.readouterr().out, parse_constant=refuse)
+    summary = _ship_script("ladder_summary.py", ["--folder", str(tmp_path), "--ladder", "a test", "--machine", "here",
+                                                 "--engine", "A"], capsys)
     assert (summary["ladder"], summary["machine"], summary["engine"]) == ("a test", "here", "A")
     wld = {key: {name: (r["wins"], r["losses"], r["draws"]) for name, r in summary[key].items()}
            for key in ("random", "records", "both")}
