@@ -3,6 +3,7 @@ the fit against the figures published with the teacher data."""
 
 import json
 import math
+import os
 import shutil
 import subprocess
 import sys
@@ -479,6 +480,26 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
     assert summary["by_part"]["records-2"]["elo"] is None
     assert {name: o["seed"] for name, o in summary["openings"].items()} == {"random-1": 11, "random-2": 21,
                                                                             "records-1": 12, "records-2": 22}
+
+
+def test_a_screen_on_a_list_of_sets_plays_each_set_in_its_own_folder_and_reports_them_together(tmp_path, messiah_usi):
+    """docs/ship/screen.sh with SEED=5,6 (the picking rule's several sets, here two of 2 games at 8 nodes): each set
+    plays into OUT/random-SEED on its own openings and seed, and the last report counts the sets together."""
+    from pathlib import Path
+
+    from messiah.evaluator import default_model_path
+
+    script = Path(__file__).resolve().parents[1] / "docs" / "ship" / "screen.sh"
+    model, out = str(default_model_path(int8=True)), tmp_path / "screen"
+    done = subprocess.run(["bash", str(script), str(Path(messiah_usi).parent), model, model, "5,6", str(out)],
+                          capture_output=True, text=True, timeout=600, env={**os.environ, "GAMES": "2", "NODES": "8"})
+    assert done.returncode == 0, done.stderr[-2000:]
+    cards = {s: json.loads((out / f"random-{s}" / "match.json").read_text()) for s in (5, 6)}
+    assert [cards[s]["seed"] for s in (5, 6)] == [5, 6]
+    assert cards[5]["openings"]["sha256"] != cards[6]["openings"]["sha256"]
+    assert {s: len(list((out / f"random-{s}").glob("*.csa"))) for s in (5, 6)} == {5: 2, 6: 2}
+    together = done.stdout.split("the 2 sets together:")[1]
+    assert "4 games" in together and "random-5/ 2" in together and "random-6/ 2" in together
 
 
 def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp_path, capsys):
