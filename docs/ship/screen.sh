@@ -41,8 +41,7 @@ esac
 IFS=, read -ra SEEDS <<< "$SEED"
 if [ ${#SEEDS[@]} -gt 1 ]; then
   for s in "${SEEDS[@]}"; do
-    bash "$0" "$F" "$CANDIDATE" "$REFERENCE" "$s" "$OUT/random-$s"
-    "$F/messiah" match-report "$OUT/random-$s"
+    bash "$0" "$F" "$CANDIDATE" "$REFERENCE" "$s" "$OUT/random-$s"  # its match reports the set
   done
   echo "the ${#SEEDS[@]} sets together:"
   exec "$F/messiah" match-report "$OUT"/random-*/
