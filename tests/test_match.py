@@ -7,6 +7,7 @@ import os
 import shutil
 import subprocess
 import sys
+from pathlib import Path
 
 import cshogi
 import numpy as np
@@ -31,6 +32,7 @@ from messiah.tools.fitwinrate import Samples, bootstrap_scale, fit_files, sample
 from messiah.winrate import TEACHER_SCALE, WinRateScale, zero_sum
 
 FAIRY = "/usr/games/fairy-stockfish"
+SHIP = Path(__file__).resolve().parents[1] / "docs" / "ship"  # the screen, shipping match and ladder scripts
 
 
 def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
@@ -270,8 +272,6 @@ def test_sprt_decides_a_clear_gap_early_and_never_before_ten_pairs():
 def _won_pair(commands, names, options, cfg, opening, games, first_number, ponder_log):
     """Stands in for a pair of real games: two wins, and a file saying the pair was played."""
     import time
-    from pathlib import Path
-
     time.sleep(0.05)
     Path(cfg.out, f"played{first_number:04d}").touch()
     return [Game(first_number + i, opening, i == 0, "win", "%TORYO", 80, "") for i in range(games)], ""
@@ -442,7 +442,6 @@ def _ship_script(name: str, args: list[str], capsys) -> dict:
     """Run docs/ship/NAME with ``args`` as its command line; what it printed, parsed as strict JSON (no NaN or
     Infinity, which tests/test_release.py refuses in a committed summary)."""
     import runpy
-    from pathlib import Path
 
     def refuse(constant):
         raise ValueError(f"{constant} is not JSON")
@@ -450,7 +449,7 @@ def _ship_script(name: str, args: list[str], capsys) -> dict:
     argv = sys.argv
     sys.argv = [name, *args]
     try:
-        runpy.run_path(str(Path(__file__).resolve().parents[1] / "docs" / "ship" / name), run_name="__main__")
+        runpy.run_path(str(SHIP / name), run_name="__main__")
     finally:
         sys.argv = argv
     return json.loads(capsys.readouterr().out, parse_constant=refuse)
@@ -485,11 +484,9 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
 def test_a_screen_on_a_list_of_sets_plays_each_set_in_its_own_folder_and_reports_them_together(tmp_path, messiah_usi):
     """docs/ship/screen.sh with SEED=5,6 (the picking rule's several sets, here two of 2 games at 8 nodes): each set
     plays into OUT/random-SEED on its own openings and seed, and the last report counts the sets together."""
-    from pathlib import Path
-
     from messiah.evaluator import default_model_path
 
-    script = Path(__file__).resolve().parents[1] / "docs" / "ship" / "screen.sh"
+    script = SHIP / "screen.sh"
     model, out = str(default_model_path(int8=True)), tmp_path / "screen"
     done = subprocess.run(["bash", str(script), str(Path(messiah_usi).parent), model, model, "5,6", str(out)],
                           capture_output=True, text=True, timeout=600, env={**os.environ, "GAMES": "2", "NODES": "8"})
