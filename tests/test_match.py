@@ -534,6 +534,30 @@ def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp
     assert summary["both"]["fairy-stockfish Skill 15"]["black"] == "2-0-2"  # A as black: two wins, two draws
 
 
+def test_the_ladder_summary_counts_sets_named_on_its_command_line(tmp_path, capsys):
+    """docs/ship/ladder_summary.py --sets A B: one rung played on two sets of new openings (folders A-s15, B-s15),
+    each set counted apart and the two together; a set with no rung folder is refused, naming the folder."""
+    s15 = {"Skill Level": "15", "Threads": "1"}
+    for name, seed, lost_all in (("a", 601, False), ("b", 611, True)):
+        folder = tmp_path / f"{name}-s15" / "rung00"
+        folder.parent.mkdir(parents=True)
+        (_lost_folder if lost_all else _match_folder)(folder)
+        (folder / "match.json").write_text(json.dumps({
+            "opponent": {"name": "B", "options": s15}, "seed": seed, "command": f"ladder {seed}",
+            "openings": {"path": f"{name}.sfen", "sha256": "0" * 64}}))
+    args = ["--folder", str(tmp_path), "--ladder", "t", "--machine", "here", "--engine", "A", "--sets"]
+    summary = _ship_script("ladder_summary.py", [*args, "a", "b"], capsys)
+    wld = {key: {name: (r["wins"], r["losses"], r["draws"]) for name, r in summary[key].items()}
+           for key in ("a", "b", "both")}
+    assert wld == {"a": {"fairy-stockfish Skill 15": (2, 1, 1)}, "b": {"fairy-stockfish Skill 15": (0, 2, 0)},
+                   "both": {"fairy-stockfish Skill 15": (2, 3, 1)}}
+    assert "random" not in summary and "records" not in summary
+    assert [p["seed"] for p in summary["both"]["fairy-stockfish Skill 15"]["parts"]] == [601, 611]
+    with pytest.raises(SystemExit):
+        _ship_script("ladder_summary.py", [*args, "a", "c"], capsys)
+    assert f"{tmp_path}/c-*/" in capsys.readouterr().err
+
+
 def test_match_report_counts_a_kept_summary_as_a_part(tmp_path, capsys):
     """A part whose records are gone counts from the summary kept of it (match-report --json): the same figures
     as its records gave, and its own parts listed."""

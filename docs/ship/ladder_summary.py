@@ -1,10 +1,13 @@
 r"""The committed summary of a ladder that ladder.sh played in a folder (docs/results/ladder-*.json): each rung on each
-opening set (the rung folders of random-* and records-*) and on both, as ``messiah match-report`` counts their
-records (W-L-D, Elo and interval, as black and as white, mean length, endings, forfeits), with each set's openings
-and seeds and the text fields a reader needs to trust them. Run it with the frozen install's Python:
+opening set (the rung folders of random-* and records-*) and on all sets together, as ``messiah match-report`` counts
+their records (W-L-D, Elo and interval, as black and as white, mean length, endings, forfeits), with each set's
+openings and seeds and the text fields a reader needs to trust them. Run it with the frozen install's Python:
 
     F/python docs/ship/ladder_summary.py --folder OUT --ladder "..." --machine "..." --engine "..." \
         > docs/results/NAME.json
+
+``--sets A B`` names other opening sets than ladder.sh's two: the rung folders of A-*, then of B-*, each a set,
+for a ladder played by hand on sets of its own (a larger sample of one rung on new openings, one set a core).
 """
 
 from __future__ import annotations
@@ -43,14 +46,21 @@ def main() -> None:
     for field in ("ladder", "machine", "engine"):
         parser.add_argument(f"--{field}", required=True)
     parser.add_argument("--folder", default=".", help="the ladder's folder (ladder.sh's OUT)")
+    parser.add_argument("--sets", nargs="+", default=list(SETS),
+                        help="the opening sets, each the rung folders of FOLDER/SET-*/rung* (default: %(default)s)")
     args = parser.parse_args()
     folder = Path(args.folder)
-    rungs: dict[str, dict[str, list[Path]]] = {s: {} for s in SETS}  # set -> rung name -> its folders
-    for s in SETS:
+    sets = args.sets
+    rungs: dict[str, dict[str, list[Path]]] = {s: {} for s in sets}  # set -> rung name -> its folders
+    if clash := set(sets) & {"ladder", "date", "machine", "engine", "command", "both"}:
+        parser.error(f"a set may not be named {', '.join(sorted(clash))}: the summary has a field of that name")
+    for s in sets:
         for rung in sorted(folder.glob(f"{s}-*/rung*")):
             if (rung / "match.json").exists():
                 rungs[s].setdefault(rung_name(rung), []).append(rung)
-    names = sorted({name for s in SETS for name in rungs[s]})
+        if not rungs[s]:
+            parser.error(f"no rung folders in {folder}/{s}-*/ (a rung folder holds the match.json of its games)")
+    names = sorted({name for s in sets for name in rungs[s]})
     summary = {
         "ladder": args.ladder,
         "date": datetime.date.today().isoformat(),
@@ -58,8 +68,8 @@ def main() -> None:
         "engine": args.engine,
         "command": "bash docs/ship/ladder.sh F OUT [NAME=VALUE ...]; F/python docs/ship/ladder_summary.py "
                    "(each rung's own command is in its parts)",
-        **{s: {name: count(rungs[s][name]) for name in names if name in rungs[s]} for s in SETS},
-        "both": {name: count([f for s in SETS for f in rungs[s].get(name, [])]) for name in names},
+        **{s: {name: count(rungs[s][name]) for name in names if name in rungs[s]} for s in sets},
+        "both": {name: count([f for s in sets for f in rungs[s].get(name, [])]) for name in names},
     }
     print(json_text(summary, indent=1))  # strict JSON: the Elo of a rung won or lost in every game is null
 
