@@ -499,25 +499,28 @@ def test_a_screen_on_a_list_of_sets_plays_each_set_in_its_own_folder_and_reports
     assert "4 games" in together and "random-5/ 2" in together and "random-6/ 2" in together
 
 
+def _rung_folder(folder, options, seed, lost_all=False) -> None:
+    """A ladder rung's folder: the games of _match_folder (or _lost_folder) and a match.json naming the opponent's
+    options (which name the rung), the seed and the openings."""
+    if lost_all:
+        _lost_folder(folder)
+    else:
+        folder.parent.mkdir(parents=True, exist_ok=True)
+        _match_folder(folder)
+    card = {"opponent": {"name": "B", "options": options}, "seed": seed, "command": f"ladder {seed}",
+            "openings": {"path": "o.sfen", "sha256": "0" * 64}}
+    (folder / "match.json").write_text(json.dumps(card))
+
+
 def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp_path, capsys):
     """docs/ship/ladder_summary.py, in a folder ladder.sh played in: each rung folder is named by the opponent its
     match.json played (the ladder's rung names), counted per opening set (random-*, records-*) and on both."""
-    def rung(folder, options, seed, lost_all=False):
-        if lost_all:
-            _lost_folder(folder)
-        else:
-            folder.parent.mkdir(parents=True, exist_ok=True)
-            _match_folder(folder)
-        card = {"opponent": {"name": "B", "options": options}, "seed": seed, "command": f"ladder {seed}",
-                "openings": {"path": "o.sfen", "sha256": "0" * 64}}
-        (folder / "match.json").write_text(json.dumps(card))
-
     s15, s10, gps = {"Skill Level": "15", "Threads": "1"}, {"Skill Level": "10", "Threads": "1"}, {"Thread": "1"}
-    rung(tmp_path / "random-s15" / "rung00", s15, 71)
-    rung(tmp_path / "random-gps-s10" / "rung00", s10, 81)
-    rung(tmp_path / "random-gps-s10" / "rung01", gps, 82, lost_all=True)
-    rung(tmp_path / "records-s15" / "rung00", s15, 81)
-    rung(tmp_path / "records-gps-s10" / "rung00", s10, 91, lost_all=True)
+    _rung_folder(tmp_path / "random-s15" / "rung00", s15, 71)
+    _rung_folder(tmp_path / "random-gps-s10" / "rung00", s10, 81)
+    _rung_folder(tmp_path / "random-gps-s10" / "rung01", gps, 82, lost_all=True)
+    _rung_folder(tmp_path / "records-s15" / "rung00", s15, 81)
+    _rung_folder(tmp_path / "records-gps-s10" / "rung00", s10, 91, lost_all=True)
     summary = _ship_script("ladder_summary.py", ["--folder", str(tmp_path), "--ladder", "a test", "--machine", "here",
                                                  "--engine", "A"], capsys)
     assert (summary["ladder"], summary["machine"], summary["engine"]) == ("a test", "here", "A")
@@ -538,13 +541,8 @@ def test_the_ladder_summary_counts_sets_named_on_its_command_line(tmp_path, caps
     """docs/ship/ladder_summary.py --sets A B: one rung played on two sets of new openings (folders A-s15, B-s15),
     each set counted apart and the two together; a set with no rung folder is refused, naming the folder."""
     s15 = {"Skill Level": "15", "Threads": "1"}
-    for name, seed, lost_all in (("a", 601, False), ("b", 611, True)):
-        folder = tmp_path / f"{name}-s15" / "rung00"
-        folder.parent.mkdir(parents=True)
-        (_lost_folder if lost_all else _match_folder)(folder)
-        (folder / "match.json").write_text(json.dumps({
-            "opponent": {"name": "B", "options": s15}, "seed": seed, "command": f"ladder {seed}",
-            "openings": {"path": f"{name}.sfen", "sha256": "0" * 64}}))
+    _rung_folder(tmp_path / "a-s15" / "rung00", s15, 601)
+    _rung_folder(tmp_path / "b-s15" / "rung00", s15, 611, lost_all=True)
     args = ["--folder", str(tmp_path), "--ladder", "t", "--machine", "here", "--engine", "A", "--sets"]
     summary = _ship_script("ladder_summary.py", [*args, "a", "b"], capsys)
     wld = {key: {name: (r["wins"], r["losses"], r["draws"]) for name, r in summary[key].items()}

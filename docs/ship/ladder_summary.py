@@ -49,18 +49,7 @@ def main() -> None:
     parser.add_argument("--sets", nargs="+", default=list(SETS),
                         help="the opening sets, each the rung folders of FOLDER/SET-*/rung* (default: %(default)s)")
     args = parser.parse_args()
-    folder = Path(args.folder)
-    sets = args.sets
-    rungs: dict[str, dict[str, list[Path]]] = {s: {} for s in sets}  # set -> rung name -> its folders
-    if clash := set(sets) & {"ladder", "date", "machine", "engine", "command", "both"}:
-        parser.error(f"a set may not be named {', '.join(sorted(clash))}: the summary has a field of that name")
-    for s in sets:
-        for rung in sorted(folder.glob(f"{s}-*/rung*")):
-            if (rung / "match.json").exists():
-                rungs[s].setdefault(rung_name(rung), []).append(rung)
-        if not rungs[s]:
-            parser.error(f"no rung folders in {folder}/{s}-*/ (a rung folder holds the match.json of its games)")
-    names = sorted({name for s in sets for name in rungs[s]})
+    folder, sets = Path(args.folder), args.sets
     summary = {
         "ladder": args.ladder,
         "date": datetime.date.today().isoformat(),
@@ -68,9 +57,19 @@ def main() -> None:
         "engine": args.engine,
         "command": "bash docs/ship/ladder.sh F OUT [NAME=VALUE ...]; F/python docs/ship/ladder_summary.py "
                    "(each rung's own command is in its parts)",
-        **{s: {name: count(rungs[s][name]) for name in names if name in rungs[s]} for s in sets},
-        "both": {name: count([f for s in sets for f in rungs[s].get(name, [])]) for name in names},
     }
+    if clash := set(sets) & {*summary, "both"}:
+        parser.error(f"a set may not be named {', '.join(sorted(clash))}: the summary has a field of that name")
+    rungs: dict[str, dict[str, list[Path]]] = {s: {} for s in sets}  # set -> rung name -> its folders
+    for s in sets:
+        for rung in sorted(folder.glob(f"{s}-*/rung*")):
+            if (rung / "match.json").exists():
+                rungs[s].setdefault(rung_name(rung), []).append(rung)
+        if not rungs[s]:
+            parser.error(f"no rung folders in {folder}/{s}-*/ (a rung folder holds the match.json of its games)")
+    names = sorted({name for s in sets for name in rungs[s]})
+    summary.update({s: {name: count(rungs[s][name]) for name in names if name in rungs[s]} for s in sets})
+    summary["both"] = {name: count([f for s in sets for f in rungs[s].get(name, [])]) for name in names}
     print(json_text(summary, indent=1))  # strict JSON: the Elo of a rung won or lost in every game is null
 
 
