@@ -368,6 +368,8 @@ def _add_bench_commands(sub: argparse._SubParsersAction, as_json: argparse.Argum
              "waiting for data, per loader worker count (needs torch)"),
             ("choices", bench.ChoicesBench, bench.bench_choices, "each search's choices at a fixed number of nodes on "
              "fixed positions, and how many agree with an earlier run's"),
+            ("perft", bench.PerftBench, bench.bench_perft, "perft by the playout core's board and by cshogi: both "
+             "counts and times"),
             ("selfplay", bench.SelfPlayBench, bench.bench_selfplay, "self-play positions a second of one actor "
              "(messiah rl's games on one core), per search batch"),
             ("soak", soak.SoakBench, soak.bench_soak, "many games against one engine process, driven over raw "

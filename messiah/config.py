@@ -192,6 +192,8 @@ def _argument(leaf: Leaf) -> tuple[list[str], dict]:
             kw["nargs"] = "+" if leaf.default is MISSING else "*"
     else:
         kw["type"] = kind
+        if meta.get("positional") and leaf.default is not MISSING:
+            kw["nargs"] = "?"  # a positional with a default may be left out
     return names, kw
 
 

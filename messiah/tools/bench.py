@@ -177,6 +177,20 @@ class ChoicesBench:
 
 
 @dataclass
+class PerftBench:
+    """Perft by the playout core's board and by cshogi: the count of move sequences of --depth plies from a
+    position, with each one's time (the core's after its compiled code is loaded)."""
+
+    sfen: str = setting("startpos", positional=True)
+    """the position: an sfen, or startpos"""
+    depth: int = 5
+    """plies"""
+
+    def __post_init__(self) -> None:
+        at_least(self, 1, "depth")
+
+
+@dataclass
 class PositionSet:
     boards: list[cshogi.Board]
     hcps: np.ndarray
@@ -634,6 +648,39 @@ def bench_choices(cfg: ChoicesBench) -> dict:
                 "different_moves": [a["sfen"] for a, b in pairs if a["move"] != b["move"]],
             }
     return out
+
+
+def _cshogi_perft(board: cshogi.Board, depth: int) -> int:
+    """Perft by cshogi's move generator, the last ply counted, not made (as the core's)."""
+    if depth == 1:
+        return len(board.legal_moves)
+    total = 0
+    for move in board.legal_moves:
+        board.push(move)
+        total += _cshogi_perft(board, depth - 1)
+        board.pop()
+    return total
+
+
+def bench_perft(cfg: PerftBench) -> dict:
+    """Perft from ``cfg.sfen`` to ``cfg.depth`` plies by the playout core and by cshogi, timed; the counts must
+    agree (the known start-position counts: 30, 900, 25,470, 719,731, 19,861,490)."""
+    from messiah.playout import board as core
+
+    board = cshogi.Board() if cfg.sfen == "startpos" else board_from_sfen(cfg.sfen)
+    state = core.from_board(board)
+    start = time.perf_counter()
+    core.perft(state, 1)
+    load = time.perf_counter() - start
+    start = time.perf_counter()
+    mine = int(core.perft(state, cfg.depth))
+    core_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    theirs = _cshogi_perft(board, cfg.depth)
+    cshogi_seconds = time.perf_counter() - start
+    return {"sfen": board.sfen(), "depth": cfg.depth, "core": mine, "cshogi": theirs, "equal": mine == theirs,
+            "core_seconds": core_seconds, "cshogi_seconds": cshogi_seconds,
+            "core_positions_per_s": mine / max(core_seconds, 1e-9), "core_load_seconds": load}
 
 
 def bench_train(cfg: TrainBench, devices: tuple[str, ...] | None = None) -> dict:

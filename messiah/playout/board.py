@@ -1,0 +1,435 @@
+"""The search's own board: a shogi position as one int64 array that compiled code makes moves on.
+
+cshogi's board cannot be reached from numba, so every leaf of a search used to cost several Python calls into it
+(push the line, the legal moves, the pieces, pop). This board lives in a flat array that compiled loops read and
+write directly; cshogi stays for everything around the search (parsing, the root, records) and is the oracle the
+tests hold this board against (tests/test_playout_board.py): the legal moves, as full cshogi moves, on random,
+teacher, in-check and mate-problem positions, and perft from the start position.
+
+The layout (``STATE`` int64 slots):
+
+- ``[0, 81)``: the piece on each square as a cshogi piece code (0 empty, 1-14 black, 17-30 white), squares
+  numbered as cshogi's (``file * 9 + rank``, file 0 = the 1-file, rank 0 = rank a), so the feature planes read
+  it as they read ``cshogi.Board.pieces``;
+- ``[HAND, HAND + 14)``: black's then white's pieces in hand, in cshogi's hand order P L N S G B R;
+- ``TURN`` (0 black, 1 white), ``KING + colour`` (the king's square, -1 where a tsume problem has none),
+  ``PLY`` (cshogi's move number), ``BOARD_KEY`` and ``HAND_KEY`` (Zobrist keys: the board with the side to move,
+  and both hands; kept apart because a repetition compares boards first and hands second).
+
+Moves are cshogi's 32-bit moves: ``to | from << 7 | promote << 14 | moved type << 16 | captured type << 20``
+for a board move, ``to | (80 + piece type) << 7`` for a drop (cshogi's piece types, gold after rook), so a move
+of this board is a move of cshogi's and the search's tree, USI output and records need no translation.
+
+Directions are absolute: 0-7 are the king's steps N NE E SE S SW W NW as black sees them (N toward rank a,
+E toward the 1-file), 8-9 black's knight jumps and 10-11 white's. A white piece moves as the black one rotated
+180 degrees.
+"""
+
+from __future__ import annotations
+
+import os
+
+import cshogi
+import numpy as np
+from numba import njit
+
+from messiah.position import board_from_sfen
+
+# --- the state's layout
+HAND = 81
+TURN = 95
+KING = 96  # + colour
+PLY = 98
+BOARD_KEY = 99
+HAND_KEY = 100
+STATE = 104  # slots (a little spare, a multiple of eight)
+MAX_MOVES = 600  # room for a position's legal moves: the most any position has is 593
+
+BLACK, WHITE = 0, 1
+WHITE_CODE = 16  # a white piece's cshogi code is the black one's plus this
+PROMOTED = 8  # a promoted piece type is the unpromoted one's plus this
+PAWN, LANCE, KNIGHT, SILVER, BISHOP, ROOK, GOLD, KING_TYPE = range(1, 9)
+HAND_TYPES = np.array([PAWN, LANCE, KNIGHT, SILVER, GOLD, BISHOP, ROOK], np.int64)  # cshogi's hand order
+TYPE_HAND = np.full(16, -1, np.int64)  # piece type (promoted or not) -> the hand slot it goes to when captured
+for _h, _t in enumerate(HAND_TYPES):
+    TYPE_HAND[_t] = _h
+    if _t not in (GOLD,):
+        TYPE_HAND[_t + PROMOTED] = _h
+DROP_FROM = 80  # a drop's from field is this plus the piece type
+
+# --- directions: (file delta, rank delta)
+DELTAS = np.array([(0, -1), (-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1),
+                   (-1, -2), (1, -2), (1, 2), (-1, 2)], np.int64)
+NUM_DIRECTIONS = 12
+KING_DIRECTIONS = 8
+OPPOSITE = np.array([(d + 4) % 8 for d in range(KING_DIRECTIONS)], np.int64)
+KNIGHT_JUMPS = np.array([(8, 9), (10, 11)], np.int64)  # [colour]: the jumps of that colour's knight
+NEXT = np.full((81, NUM_DIRECTIONS), -1, np.int64)  # the square one step away, -1 off the board
+for _sq in range(81):
+    for _d, (_df, _dr) in enumerate(DELTAS):
+        _f, _r = _sq // 9 + _df, _sq % 9 + _dr
+        if 0 <= _f < 9 and 0 <= _r < 9:
+            NEXT[_sq, _d] = _f * 9 + _r
+
+
+def _bits(*directions: int) -> int:
+    return sum(1 << d for d in directions)
+
+
+N, NE, E, SE, S, SW, W, NW = range(8)
+_ORTHOGONAL = _bits(N, E, S, W)
+_DIAGONAL = _bits(NE, SE, SW, NW)
+_GOLD = _bits(N, NE, NW, E, W, S)
+# By cshogi piece code (0-31): the directions a piece steps one square in, and those it slides along.
+STEPS = np.zeros(32, np.int64)
+SLIDES = np.zeros(32, np.int64)
+_BLACK_STEPS = {PAWN: _bits(N), KNIGHT: _bits(8, 9), SILVER: _bits(N, NE, NW, SE, SW), GOLD: _GOLD,
+                KING_TYPE: _ORTHOGONAL | _DIAGONAL, BISHOP + PROMOTED: _ORTHOGONAL, ROOK + PROMOTED: _DIAGONAL}
+_BLACK_SLIDES = {LANCE: _bits(N), BISHOP: _DIAGONAL, ROOK: _ORTHOGONAL, BISHOP + PROMOTED: _DIAGONAL,
+                 ROOK + PROMOTED: _ORTHOGONAL}
+for _t in (PAWN, LANCE, KNIGHT, SILVER):
+    _BLACK_STEPS[_t + PROMOTED] = _GOLD
+_ROTATED = [OPPOSITE[d] for d in range(8)] + [10, 11, 8, 9]  # a black direction as white's piece moves it
+
+
+def _rotate(mask: int) -> int:
+    return sum(1 << _ROTATED[d] for d in range(NUM_DIRECTIONS) if mask >> d & 1)
+
+
+for _t, _m in _BLACK_STEPS.items():
+    STEPS[_t], STEPS[_t + WHITE_CODE] = _m, _rotate(_m)
+for _t, _m in _BLACK_SLIDES.items():
+    SLIDES[_t], SLIDES[_t + WHITE_CODE] = _m, _rotate(_m)
+
+# --- Zobrist keys (a fixed seed: keys are the same in every process, as the tree's reuse and the cache need)
+_rng = np.random.default_rng(20261202)
+ZOBRIST = _rng.integers(-(2**63), 2**63 - 1, (32, 81), dtype=np.int64)
+ZOBRIST_HAND = _rng.integers(-(2**63), 2**63 - 1, (2, 7, 19), dtype=np.int64)  # [colour, hand slot, count]
+ZOBRIST_TURN = np.int64(_rng.integers(-(2**63), 2**63 - 1, dtype=np.int64))
+for _c in range(2):
+    ZOBRIST_HAND[_c, :, 0] = 0  # an empty hand slot adds nothing
+
+_CACHE = os.environ.get("MESSIAH_NO_JIT_CACHE") is None
+
+
+@njit(cache=_CACHE, nogil=True)
+def colour_of(code):
+    """0 for a black piece, 1 for a white one (the code must not be 0)."""
+    return 1 if code >= WHITE_CODE else 0
+
+
+@njit(cache=_CACHE, nogil=True)
+def finish(b):
+    """Fill in the kings and the keys of a state whose pieces, hands, turn and ply are set."""
+    b[KING] = b[KING + 1] = -1
+    key = np.int64(0)
+    for sq in range(81):
+        code = b[sq]
+        if code:
+            key ^= ZOBRIST[code, sq]
+            if code & 15 == KING_TYPE:
+                b[KING + colour_of(code)] = sq
+    if b[TURN] == WHITE:
+        key ^= ZOBRIST_TURN
+    b[BOARD_KEY] = key
+    hand = np.int64(0)
+    for c in range(2):
+        for h in range(7):
+            hand ^= ZOBRIST_HAND[c, h, b[HAND + 7 * c + h]]
+    b[HAND_KEY] = hand
+
+
+def from_board(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray:
+    """The state of a cshogi board (its position, not its history), written into ``out`` when given."""
+    b = np.zeros(STATE, np.int64) if out is None else out
+    b[:81] = np.frombuffer(bytes(board.pieces), np.int8)
+    b[HAND : HAND + 14] = np.asarray(board.pieces_in_hand, np.int64).reshape(14)
+    b[TURN] = board.turn
+    b[PLY] = board.move_number
+    finish(b)
+    return b
+
+
+def from_sfen(sfen: str) -> np.ndarray:
+    """The state of an sfen, checked as the engine checks a GUI's (messiah.position.PositionError names the
+    fault)."""
+    return from_board(board_from_sfen(sfen))
+
+
+@njit(cache=_CACHE, nogil=True)
+def attacked(b, sq, by):
+    """Whether a piece of colour ``by`` attacks ``sq`` (pinned pieces attack; a king attacks)."""
+    for d in range(KING_DIRECTIONS):
+        s = NEXT[sq, d]
+        toward = OPPOSITE[d]  # the direction the attacker moves in to reach sq
+        near = True
+        while s >= 0:
+            code = b[s]
+            if code:
+                if colour_of(code) == by:
+                    if near and STEPS[code] >> toward & 1:
+                        return True
+                    if SLIDES[code] >> toward & 1:
+                        return True
+                break
+            near = False
+            s = NEXT[s, d]
+    knight = KNIGHT + WHITE_CODE * by
+    for j in range(2):  # the squares a knight of `by` jumps to sq from: the other colour's jumps from sq
+        s = NEXT[sq, KNIGHT_JUMPS[1 - by, j]]
+        if s >= 0 and b[s] == knight:
+            return True
+    return False
+
+
+@njit(cache=_CACHE, nogil=True)
+def in_check(b):
+    """Whether the side to move's king is attacked (never, for a side with no king)."""
+    us = b[TURN]
+    king = b[KING + us]
+    return king >= 0 and attacked(b, king, 1 - us)
+
+
+@njit(cache=_CACHE, nogil=True)
+def _last_ranks(colour, rank):
+    """How many ranks from the far end ``rank`` is for ``colour``: 1 on the last rank, 2 on the one before..."""
+    return rank + 1 if colour == BLACK else 9 - rank
+
+
+@njit(cache=_CACHE, nogil=True)
+def _add_board_move(out, n, b, us, frm, to, code):
+    """Append the moves of the piece ``code`` from ``frm`` to ``to``: with and without promotion as the rules
+    allow. Returns the new count."""
+    t = code & 15
+    base = to | frm << 7 | t << 16 | (b[to] & 15) << 20
+    if t <= ROOK:  # promotable
+        far_from, far_to = _last_ranks(us, frm % 9), _last_ranks(us, to % 9)
+        if far_from <= 3 or far_to <= 3:
+            out[n] = base | 1 << 14
+            n += 1
+            # a piece that would have no move left must promote
+            if (t == PAWN or t == LANCE) and far_to == 1:
+                return n
+            if t == KNIGHT and far_to <= 2:
+                return n
+    out[n] = base
+    return n + 1
+
+
+@njit(cache=_CACHE, nogil=True)
+def _checks_and_pins(b, us, king, mask, pin):
+    """The checkers of ``us``'s king: returns their count and fills ``mask`` with the squares a non-king move
+    must end on to answer the check (the checker and, for a distant slider, the squares between), and ``pin``
+    with the direction from the king of each pinned piece of ``us`` (-1 elsewhere)."""
+    them = 1 - us
+    checkers = 0
+    for d in range(KING_DIRECTIONS):
+        toward = OPPOSITE[d]
+        s = NEXT[king, d]
+        near = True
+        shield = -1  # the first piece of ours on the ray
+        while s >= 0:
+            code = b[s]
+            if code:
+                if colour_of(code) == us:
+                    if shield >= 0:
+                        break
+                    shield = s
+                else:
+                    if shield < 0 and ((near and STEPS[code] >> toward & 1) or SLIDES[code] >> toward & 1):
+                        checkers += 1
+                        r = NEXT[king, d]
+                        while True:
+                            mask[r] = True
+                            if r == s:
+                                break
+                            r = NEXT[r, d]
+                    elif shield >= 0 and SLIDES[code] >> toward & 1:
+                        pin[shield] = d
+                    break
+            near = False
+            s = NEXT[s, d]
+    knight = KNIGHT + WHITE_CODE * them
+    for j in range(2):
+        s = NEXT[king, KNIGHT_JUMPS[us, j]]
+        if s >= 0 and b[s] == knight:
+            checkers += 1
+            mask[s] = True
+    return checkers
+
+
+@njit(cache=_CACHE, nogil=True)
+def _board_moves(b, out):
+    """The legal king and board-piece moves of the side to move, written to ``out``. Returns their count, the
+    number of checkers of the side to move's king, and the check mask (see :func:`_checks_and_pins`)."""
+    us = b[TURN]
+    them = 1 - us
+    king = b[KING + us]
+    mask = np.zeros(81, np.bool_)
+    pin = np.full(81, -1, np.int64)
+    checkers = _checks_and_pins(b, us, king, mask, pin) if king >= 0 else 0
+    n = 0
+    if king >= 0:  # the king: to a square not attacked once it has left its own
+        code = b[king]
+        b[king] = 0
+        steps = STEPS[code]
+        for d in range(KING_DIRECTIONS):
+            if steps >> d & 1:
+                to = NEXT[king, d]
+                if to >= 0 and (b[to] == 0 or colour_of(b[to]) != us) and not attacked(b, to, them):
+                    out[n] = to | king << 7 | KING_TYPE << 16 | (b[to] & 15) << 20
+                    n += 1
+        b[king] = code
+    if checkers >= 2:
+        return n, checkers, mask
+    for frm in range(81):
+        code = b[frm]
+        if code == 0 or colour_of(code) != us or frm == king:
+            continue
+        pinned = pin[frm]
+        steps, slides = STEPS[code], SLIDES[code]
+        for d in range(NUM_DIRECTIONS):
+            step, slide = steps >> d & 1, slides >> d & 1
+            if step == 0 and slide == 0:
+                continue
+            if pinned >= 0 and d != pinned and d != OPPOSITE[pinned]:
+                continue  # a pinned piece moves only along its pin (knight jumps never)
+            to = NEXT[frm, d]
+            while to >= 0:
+                target = b[to]
+                if target and colour_of(target) == us:
+                    break
+                if checkers == 0 or mask[to]:
+                    n = _add_board_move(out, n, b, us, frm, to, code)
+                if target or slide == 0:
+                    break
+                to = NEXT[to, d]
+    return n, checkers, mask
+
+
+@njit(cache=_CACHE, nogil=True)
+def _pawn_drop_mates(b, us, to, scratch):
+    """Whether dropping a pawn of ``us`` on ``to`` (just in front of the opponent's king) would mate: the drop is
+    then illegal (uchifuzume)."""
+    them = 1 - us
+    b[to] = PAWN + WHITE_CODE * us
+    b[TURN] = them
+    n, _, _ = _board_moves(b, scratch)
+    b[TURN] = us
+    b[to] = 0
+    return n == 0
+
+
+@njit(cache=_CACHE, nogil=True)
+def legal_moves(b, out):
+    """The legal moves of the side to move as cshogi moves, written to ``out`` (MAX_MOVES long): returns their
+    count. Board moves first (from the king, then by square), then drops."""
+    n, checkers, mask = _board_moves(b, out)
+    if checkers >= 2:
+        return n
+    us = b[TURN]
+    them = 1 - us
+    forward = -1 if us == BLACK else 1  # a pawn's step, in squares
+    enemy_king = b[KING + them]
+    pawn_files = np.zeros(9, np.bool_)
+    own_pawn = PAWN + WHITE_CODE * us
+    for sq in range(81):
+        if b[sq] == own_pawn:
+            pawn_files[sq // 9] = True
+    scratch = np.empty(MAX_MOVES, np.uint32)
+    for h in range(7):
+        if b[HAND + 7 * us + h] == 0:
+            continue
+        t = HAND_TYPES[h]
+        for to in range(81):
+            if b[to] or (checkers and not mask[to]):
+                continue
+            far = _last_ranks(us, to % 9)
+            if (t == PAWN or t == LANCE) and far == 1:
+                continue
+            if t == KNIGHT and far <= 2:
+                continue
+            if t == PAWN:
+                if pawn_files[to // 9]:
+                    continue  # two pawns on a file
+                if enemy_king == to + forward and to // 9 == enemy_king // 9 and _pawn_drop_mates(b, us, to, scratch):
+                    continue
+            out[n] = to | (DROP_FROM + t) << 7
+            n += 1
+    return n
+
+
+@njit(cache=_CACHE, nogil=True)
+def push(b, move):
+    """Make ``move`` (a legal move of the side to move) on ``b``: the pieces, hands, turn, ply, kings and keys."""
+    us = b[TURN]
+    to, frm = move & 0x7F, move >> 7 & 0x7F
+    key, hand_key = b[BOARD_KEY], b[HAND_KEY]
+    if frm >= DROP_FROM + 1 and frm < DROP_FROM + 8:
+        code = frm - DROP_FROM + WHITE_CODE * us
+        slot = HAND + 7 * us + TYPE_HAND[frm - DROP_FROM]
+        h = slot - HAND - 7 * us
+        hand_key ^= ZOBRIST_HAND[us, h, b[slot]] ^ ZOBRIST_HAND[us, h, b[slot] - 1]
+        b[slot] -= 1
+    else:
+        code = b[frm]
+        key ^= ZOBRIST[code, frm]
+        b[frm] = 0
+        captured = b[to]
+        if captured:
+            key ^= ZOBRIST[captured, to]
+            h = TYPE_HAND[captured & 15]
+            slot = HAND + 7 * us + h
+            hand_key ^= ZOBRIST_HAND[us, h, b[slot]] ^ ZOBRIST_HAND[us, h, b[slot] + 1]
+            b[slot] += 1
+        if move >> 14 & 1:
+            code += PROMOTED
+        if code & 15 == KING_TYPE:
+            b[KING + us] = to
+    b[to] = code
+    key ^= ZOBRIST[code, to] ^ ZOBRIST_TURN
+    b[TURN] = 1 - us
+    b[PLY] += 1
+    b[BOARD_KEY] = key
+    b[HAND_KEY] = hand_key
+
+
+@njit(cache=_CACHE, nogil=True)
+def perft(b, depth):
+    """The number of move sequences of ``depth`` plies from ``b`` (a depth of 0 counts the position itself). The
+    last ply is counted, not made (bulk counting), as perft programs do; ``b`` is left as it was."""
+    if depth <= 0:
+        return 1
+    moves = np.empty((depth, MAX_MOVES), np.uint32)
+    count = np.zeros(depth, np.int64)
+    at = np.zeros(depth, np.int64)
+    states = np.empty((depth, STATE), np.int64)
+    states[0] = b
+    count[0] = legal_moves(states[0], moves[0])
+    if depth == 1:
+        return count[0]
+    total = 0
+    ply = 0
+    while ply >= 0:
+        if at[ply] == count[ply]:
+            ply -= 1
+            continue
+        move = moves[ply, at[ply]]
+        at[ply] += 1
+        child = ply + 1
+        states[child] = states[ply]
+        push(states[child], move)
+        if child == depth - 1:
+            total += legal_moves(states[child], moves[child])
+        else:
+            count[child] = legal_moves(states[child], moves[child])
+            at[child] = 0
+            ply = child
+    return total
+
+
+def moves_of(b: np.ndarray) -> np.ndarray:
+    """The legal moves of a state as a uint32 array (a convenience for tests and tools; the search writes into
+    its own buffers)."""
+    out = np.empty(MAX_MOVES, np.uint32)
+    return out[: legal_moves(b, out)].copy()
