@@ -204,3 +204,72 @@ def test_a_malformed_sfen_is_refused_with_its_text():
         core.from_sfen("lnsgkgsnl/9 b")
     with pytest.raises(PositionError, match="two unpromoted pawns"):
         core.from_sfen("4k4/9/9/9/4P4/9/4P4/9/4K4 b - 1")
+
+
+def _gives_check(board: cshogi.Board, move: int) -> bool:
+    board.push(move)
+    check = board.is_check()
+    board.pop()
+    return check
+
+
+def shuffling_games(seed: int, games: int, plies: int) -> Iterator[tuple[cshogi.Board, int, bool]]:
+    """Random games in which both sides often take back their last move (a piece steps back where it came from),
+    above all when that checks, and often check: repetitions of every kind (draws, perpetual checks, superior and
+    inferior hands). Yields the board after each move, the move, and whether it is the game's first yield."""
+    rng = random.Random(seed)
+    for _ in range(games):
+        board = cshogi.Board()
+        for _ in range(rng.randrange(0, 40)):  # a random opening first, so positions differ from game to game
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            board.push(rng.choice(legal))
+        for ply in range(plies):
+            legal = list(board.legal_moves)
+            if not legal:
+                break
+            history = board.history
+            back = []
+            if len(history) >= 2 and not cshogi.move_is_drop(history[-2]):
+                last = history[-2]
+                back = [m for m in legal if cshogi.move_from(m) == cshogi.move_to(last)
+                        and cshogi.move_to(m) == cshogi.move_from(last)]
+            checking_back = [m for m in back if _gives_check(board, m)]
+            if checking_back and rng.random() < 0.9:
+                move = checking_back[0]
+            elif back and rng.random() < 0.6:
+                move = back[0]
+            elif rng.random() < 0.3:
+                checking = [m for m in legal if _gives_check(board, m)]
+                move = rng.choice(checking or legal)
+            else:
+                move = rng.choice(legal)
+            board.push(move)
+            yield board, move, ply == 0
+
+
+def test_repetition_verdicts_equal_cshogis_is_draw_with_the_history_before_the_root():
+    """Every position of games that repeat, judged from a history started at a root up to 20 plies earlier (the
+    core knows only what history_of took from the board at the root, as a search does)."""
+    seen: dict[int, int] = {}
+    rng = random.Random(7)
+    root_state = root_history = None
+    row = 0
+    assert root_state is None  # set at the first game's first move
+    for board, move, first in shuffling_games(seed=5, games=300, plies=150):
+        if first or rng.random() < 0.05:  # a new root: history_of from the board as it stands
+            root_state, root_history, row = core.history_of(board)
+        else:
+            core.push(root_state, move)
+            row += 1
+            if row >= len(root_history):
+                root_state, root_history, row = core.history_of(board)
+            else:
+                core.remember(root_state, root_history, row, 0)
+        theirs = board.is_draw(core.REPETITION_PLIES)
+        assert core.repetition(root_history, row, core.REPETITION_PLIES) == theirs, board.sfen()
+        seen[theirs] = seen.get(theirs, 0) + 1
+    assert seen[cshogi.REPETITION_DRAW] >= 3_000
+    assert seen[cshogi.REPETITION_WIN] >= 100 and seen[cshogi.REPETITION_LOSE] >= 100  # perpetual checks
+    assert seen[cshogi.REPETITION_SUPERIOR] >= 10 and seen[cshogi.REPETITION_INFERIOR] >= 40
