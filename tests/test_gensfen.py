@@ -1,17 +1,24 @@
 """`messiah gensfen` with a real USI engine (fairy-stockfish at depth 1): games are appended whole, a
 rerun resumes toward the target, and every record is a position with a legal best move and its game's
-result. The records are checked here by replaying them with cshogi, not with the module's own helpers."""
+result. The records are checked here by replaying them with cshogi, not with the module's own helpers.
+With fake engines (tests/fake_teacher.py): the go line carries the clocks an engine may need to search, a game
+the engine did not search is refused, and a silent engine is an error in bounded time."""
 
 import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
 
 import cshogi
 import numpy as np
 import pytest
-from conftest import GAMES, program, read_hcpe
+from conftest import GAMES, GUARD, program, read_hcpe
 
-from messiah.arena.client import EngineError
+from messiah.arena.client import EngineError, UsiClient
 from messiah.cli import main
-from messiah.train.gensfen import GensfenConfig, gensfen
+from messiah.train.gensfen import GensfenConfig, Opening, Settings, gensfen, play_teacher_game
 
 ENGINE = "/usr/games/fairy-stockfish"
 HCPE = cshogi.HuffmanCodedPosAndEval
@@ -21,6 +28,26 @@ OPENING_PLIES = 24  # as long as the shared set's floodgate openings (records201
 @pytest.fixture
 def engine():
     return program(ENGINE, "fairy-stockfish")
+
+
+@pytest.fixture
+def fake_teacher(tmp_path):
+    """``fake_teacher(mode)``: the command of tests/fake_teacher.py in that mode (one executable, as gensfen runs
+    engines) and the file where it logs its pid and every go it gets."""
+
+    def make(mode: str) -> tuple[str, Path]:
+        log = tmp_path / f"{mode}.log"
+        script = tmp_path / mode
+        script.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{Path(__file__).parent / "fake_teacher.py"}" '
+                          f'{mode} "{log}"\n')
+        script.chmod(0o755)
+        return str(script), log
+
+    return make
+
+
+def gos(log: Path) -> list[str]:
+    return [line.strip() for line in log.read_text().splitlines() if line.startswith("go")]
 
 
 def games_in(records: np.ndarray) -> list[np.ndarray]:
@@ -148,6 +175,74 @@ def test_bad_engines_and_files_are_reported(tmp_path):
     bad.write_text("startpos moves 7g7f 3c3d\nstartpos moves 7g7f 7g7f\n")
     with pytest.raises(ValueError, match=r"bad.sfen:2"):
         gensfen(GensfenConfig(tmp_path / "a.hcpe", depth=1, positions=1, openings=bad))
+
+
+def test_the_go_line_carries_clocks_so_an_engine_that_wants_them_searches(tmp_path, fake_teacher):
+    """The fake answers a go without btime and wtime at once with a junk label (eval 0), as YaneuraOu is said to;
+    gensfen's go lines carry the clocks, so every record holds a searched eval. The fake's honest early answers,
+    mates found at once at every third ply, do not count against its searches."""
+    command, log = fake_teacher("yaneuraou")
+    out = tmp_path / "nodes.hcpe"
+    counts = gensfen(GensfenConfig(out, engine=command, nodes=1000, games=2, seed=7), progress=False)
+    assert counts["new_games"] == 2 and counts["new_positions"] == out.stat().st_size // 38 > 0
+    records = np.fromfile(out, HCPE)
+    check_records(records)
+    assert 0 not in records["eval"].tolist()  # no junk answer was recorded
+    assert (np.abs(records["eval"]) == 30000).any()  # the mates found at once were
+    assert gos(log) and all(re.fullmatch(r"go btime \d+ wtime \d+ nodes 1000", go) for go in gos(log))
+    depth_out = tmp_path / "depth.hcpe"
+    gensfen(GensfenConfig(depth_out, engine=command, depth=6, games=1, seed=7), progress=False)
+    assert 0 not in np.fromfile(depth_out, HCPE)["eval"].tolist()
+    assert any(re.fullmatch(r"go btime \d+ wtime \d+ depth 6", go) for go in gos(log))
+
+
+def test_a_game_the_engine_did_not_search_is_refused_with_one_line(tmp_path, fake_teacher, capsys):
+    """An engine that answers every go at once (depth 1, 0 nodes) even with the clocks: gensfen writes none of its
+    game and stops with a one-line error naming the engine, the go line and what it reported. The same answer in
+    a position with a single legal move is honest and is written."""
+    command, log = fake_teacher("junk")
+    out = tmp_path / "junk.hcpe"
+    with pytest.raises(SystemExit) as stopped:
+        main(["gensfen", "--engine", command, "--nodes", "1000", "--games", "1", "--out", str(out), "--seed", "1"])
+    assert stopped.value.code == 2
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error.startswith(f"messiah gensfen: worker 0: EngineError: {command} (fake-junk) did not search: ")
+    assert "fewer than 50% of the 1,000 nodes asked" in error
+    assert f"{gos(log)[0]!r} was answered with depth 1, nodes 0" in error
+    assert not out.exists() or out.stat().st_size == 0
+    # ply 16, black to move: the king's one legal move, 9i8i; the game ends (max_ply) once it is played
+    single = Opening("sfen 8k/9/9/9/9/9/9/2r6/K8 b - 17", ())
+    client = UsiClient(command)
+    try:
+        records, _ = play_teacher_game(client, Settings(command, nodes=1000, random_moves=0, max_ply=17),
+                                       np.random.default_rng(0), single)
+    finally:
+        client.close()
+    assert len(records) == 1 and records["eval"][0] == 0
+
+
+def test_a_silent_engine_is_an_error_in_bounded_time_and_is_killed(tmp_path, fake_teacher, capsys):
+    """An engine that never answers a go: the search ends after --search-seconds with an error naming the engine
+    and the go line, the engine is killed, and gensfen stops with one line."""
+    command, log = fake_teacher("silent")
+    start = time.monotonic()
+    with pytest.raises(SystemExit) as stopped:
+        main(["gensfen", "--engine", command, "--depth", "3", "--games", "1", "--out", str(tmp_path / "a.hcpe"),
+              "--search-seconds", "1"])
+    assert stopped.value.code == 2 and time.monotonic() - start < GUARD
+    error = capsys.readouterr().err.strip().splitlines()[-1]
+    assert error == (f"messiah gensfen: worker 0: EngineError: {command} (fake-silent) sent no bestmove within 1 s "
+                     f"of {gos(log)[0]!r}; it was killed")
+    pid = int(log.read_text().split()[1])
+    with pytest.raises(ProcessLookupError):
+        os.kill(pid, 0)
+    # the client itself: the same error, the engine gone, and close() returns at once
+    client = UsiClient(command, search_seconds=0.5)
+    with pytest.raises(EngineError, match=r"sent no bestmove within 0.5 s of 'go btime \d+ wtime \d+ nodes 10'"):
+        client.search("startpos", [], None, 10)
+    assert client.proc.poll() is not None
+    client.close()
+    assert client.proc is None
 
 
 def _exit_with_three(results, stop):

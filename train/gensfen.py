@@ -14,6 +14,11 @@ the position does not qualify), the first repetition (cshogi's ``is_draw``: a dr
 side suffering perpetual check), adjudication (6 consecutive searched plies with |eval| >= 3000 for the
 same side: that side wins) or a draw at ply 320. These are the rules of the shared teacher data.
 
+A game is written only if the engine searched it: each search's report (the deepest depth and the most nodes its
+info lines gave) is held against the depth or nodes asked, and a game with too many short searches
+(:data:`SHORT_SHARE`) stops the run with an error naming the engine, the go line and what it reported, so an
+engine that ignores the limit (a missing option, a book, a go it does not read) never leaves junk labels.
+
 Workers are processes with an engine each. The parent appends each finished game to the output with one
 write, then fsync, then its length to the game index, so an interruption loses at most the games in
 progress; a trailing partial record is cut off on the next start (and a game whose length did not reach
@@ -37,7 +42,7 @@ import cshogi
 import numpy as np
 from tqdm import tqdm
 
-from messiah.arena.client import EngineError, UsiClient, resolve_engine
+from messiah.arena.client import SEARCH_SECONDS, EngineError, SearchReport, UsiClient, resolve_engine
 from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
@@ -62,6 +67,16 @@ RECORD_FROM = 16  # the first ply whose position is recorded
 MAX_PLY = DRAW_PLY  # a game still going at this ply is a draw
 ADJUDICATE_EVAL = 3000  # |eval| (cp) that wins for its side once ADJUDICATE_PLIES searched plies in a row reach it
 ADJUDICATE_PLIES = 6
+# The check of a game's searches. A search counts when it gave a move and a score that is not a mate, in a position
+# with more than one legal move: an engine may stop at once, honestly, with a forced mate found or a single move to
+# play. It is short when it reported fewer than NODES_SHARE of the nodes asked (engines check their node count
+# every so often and report at or a little above it: 10,007 and 10,015 at 10,000 for fairy-stockfish and
+# YaneuraOu), a depth below the one asked, or no count of what was asked. A game is refused when more than
+# SHORT_SHARE of its counted searches are short: an engine that ignores the limit does so on every move (a junk
+# answer reports depth 1 and 0 nodes), while an honest one falls short only where its tree runs out before the
+# limit (at its deepest depth), which is rare: a quarter leaves room for one such search in four.
+NODES_SHARE = 0.5
+SHORT_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -126,13 +141,15 @@ class GensfenConfig:
     """random moves within the first 24 plies (default: 5, or 0 with --openings)"""
     seed: int | None = None
     """random openings' seed (default: a new one each run)"""
+    search_seconds: float = SEARCH_SECONDS
+    """seconds one search may take before the engine counts as hung: it is killed and the run stops"""
 
     def __post_init__(self) -> None:
         if (self.depth is None) == (self.nodes is None):
             raise UserError("give exactly one of --depth and --nodes")
         if self.positions is not None and self.games is not None:
             raise UserError("give at most one of --positions and --games")
-        at_least(self, 1, "depth", "nodes", "workers", "positions", "games")
+        at_least(self, 1, "depth", "nodes", "workers", "positions", "games", "search_seconds")
         at_least(self, 0, "random_moves")
 
 
@@ -149,6 +166,7 @@ class Settings:
     max_ply: int = MAX_PLY
     adjudicate_eval: int = ADJUDICATE_EVAL
     adjudicate_plies: int = ADJUDICATE_PLIES
+    search_seconds: float = SEARCH_SECONDS
 
 
 Ending = tuple[int | None, str]  # the winner (cshogi.BLACK or cshogi.WHITE, None for a draw) and how the game ended
@@ -176,9 +194,17 @@ class _Adjudication:
         return self.side if self.streak >= self.plies else None
 
 
+def _short(report: SearchReport, settings: Settings) -> bool:
+    """Whether a search fell short of the depth or nodes asked (see NODES_SHARE)."""
+    if settings.depth is not None:
+        return report.depth is None or report.depth < settings.depth
+    return report.nodes is None or report.nodes < NODES_SHARE * settings.nodes
+
+
 class _TeacherGame:
     """A game in progress: the board, its moves as the engine is sent them, the positions recorded so far, the
-    adjudication count, and once it is over, its :data:`Ending`."""
+    adjudication count, the searches counted for the check and the short ones among them, and once it is over, its
+    :data:`Ending`."""
 
     def __init__(self, engine: UsiClient, settings: Settings, opening: Opening | None):
         self.engine, self.settings = engine, settings
@@ -191,6 +217,8 @@ class _TeacherGame:
             self.usi_moves = list(opening.moves)
         self.rows: list[tuple[np.ndarray, int, int]] = []  # a recorded position's hcp, eval and best move16
         self.adjudication = _Adjudication(settings.adjudicate_eval, settings.adjudicate_plies)
+        self.counted = 0  # searches counted for the check
+        self.short: list[tuple[int, SearchReport]] = []  # the short ones' plies and reports
         self.ending: Ending | None = None
         self._hcp = np.empty(1, cshogi.HuffmanCodedPos)
 
@@ -226,6 +254,10 @@ class _TeacherGame:
             self.adjudication.streak = 0
             return move
         score = int(np.clip(score, -MAX_CP, MAX_CP))
+        if abs(score) < MAX_CP and len(board.legal_moves) > 1:  # mates and single moves may stop early
+            self.counted += 1
+            if _short(self.engine.report, self.settings):
+                self.short.append((self.ply, self.engine.report))
         if self.ply >= self.settings.record_from:
             board.to_hcp(self._hcp)
             self.rows.append((self._hcp["hcp"][0].copy(), score, cshogi.move16(move)))
@@ -246,6 +278,22 @@ class _TeacherGame:
         elif repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):
             self.ending = perpetual_check_winner(self.board, repetition), "perpetual_check"
         return self.ending is not None
+
+    def check_searches(self) -> None:
+        """EngineError when more than SHORT_SHARE of the counted searches fell short: the game's labels were not
+        searched, so it must not be written (a run that went on would write only such games)."""
+        if not self.short or len(self.short) <= SHORT_SHARE * self.counted:
+            return
+        settings, engine = self.settings, self.engine
+        wanted = (f"a depth below the {settings.depth} asked" if settings.depth is not None
+                  else f"fewer than {NODES_SHARE:.0%} of the {settings.nodes:,} nodes asked")
+        ply, report = self.short[0]
+        name = f" ({engine.name})" if getattr(engine, "name", None) else ""
+        raise EngineError(
+            f"{engine.cmd}{name} did not search: {len(self.short)} of the {self.counted} searches of a game (mates and "
+            f"single moves aside) reported {wanted}; at ply {ply}, {report}. The game was not written. Check the "
+            "engine's options (a node, depth or time limit of its own, a book) and that it searches to a go's nodes "
+            "or depth")
 
     def records(self) -> np.ndarray:
         """The recorded positions as hcpe records, each with the game's result."""
@@ -272,7 +320,8 @@ def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Gene
                       stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
     """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
     ``stopped()`` turned true before the end. A random move before ``record_from`` is played without a search;
-    from there on the engine searches (and so records) the position first."""
+    from there on the engine searches (and so records) the position first. EngineError for a game whose searches
+    fell short (:meth:`_TeacherGame.check_searches`)."""
     game = _TeacherGame(engine, settings, opening)
     random_plies = _random_plies(game.ply, settings.random_moves, rng)
     engine.usinewgame()
@@ -293,6 +342,7 @@ def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Gene
             move = int(rng.choice(list(game.board.legal_moves)))
         if game.push(move):
             break
+    game.check_searches()
     return game.records(), game.ending[1]
 
 
@@ -304,7 +354,7 @@ def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed
     rng = np.random.default_rng(seed)
     engine = None
     try:
-        engine = UsiClient(settings.engine, settings.options)
+        engine = UsiClient(settings.engine, settings.options, settings.search_seconds)
         played = 0
         while not stop.is_set():
             opening = openings[played % len(openings)] if openings else None
@@ -380,7 +430,7 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
     opening_list = load_openings(cfg.openings) if cfg.openings is not None else None
     random_moves = (0 if opening_list else RANDOM_MOVES) if cfg.random_moves is None else cfg.random_moves
     settings = Settings(engine=resolve_engine(cfg.engine), options=dict(cfg.options), depth=cfg.depth,
-                        nodes=cfg.nodes, random_moves=random_moves)
+                        nodes=cfg.nodes, random_moves=random_moves, search_seconds=cfg.search_seconds)
     path = Path(cfg.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     have_positions = prepare_output(path)
