@@ -37,7 +37,7 @@ from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.evaluator import DEVICES, Evaluator, ScalarEvaluator, default_model_path
 from messiah.features import SHAPE, board_planes, hcp_arrays, planes
-from messiah.moves import legal_move_indices, pad_indices
+from messiah.moves import NUM_MOVE_INDICES, legal_move_indices, pad_indices
 from messiah.paths import SHARED_DATA
 from messiah.position import board_from_sfen
 from messiah.search import SEARCH_NAMES
@@ -487,6 +487,47 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
     return out
 
 
+STAND_IN_BATCHES = (8, 128)  # where the playout core's own rate is read (issue 70: 30,000 and 100,000 leaves/s)
+BANDIT_SEARCHES = ("puct", "ucb1")
+
+
+class StoredScores(Evaluator):
+    """The evaluator with its forward pass replaced by stored scores: each move index's Q drawn once (0.3 .. 0.7,
+    a fixed seed) and looked up, so that a search's rate is what the search itself costs, the network aside."""
+
+    def __init__(self, path: str | Path | None):
+        super().__init__(path, threads=1, device="cpu")
+        self.table = np.random.default_rng(0).uniform(0.3, 0.7, NUM_MOVE_INDICES).astype(np.float32)
+
+    def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        self.calls += 1
+        self.positions += len(features)
+        return self.table[indices]
+
+
+def bench_stand_in(path: str | Path | None, positions: PositionSet, movetime: float,
+                   batches: tuple[int, ...] = STAND_IN_BATCHES, options: Mapping[str, str] | None = None) -> dict:
+    """Leaves prepared and backed up a second by each bandit search with :class:`StoredScores` in place of the
+    network, at each of ``batches``, ``movetime`` seconds a position: the headroom the search leaves a faster
+    evaluator (a GPU)."""
+    from messiah.engine.engine import Engine
+    from messiah.search import Limits
+
+    evaluator = StoredScores(path)
+    out = {}
+    for name in BANDIT_SEARCHES:
+        for batch in batches:
+            chosen = {**(options or {}), "Search": name, "BatchSize": str(batch), "MateNodes": "0", "Threads": "1"}
+            with Engine.from_options(chosen, evaluator) as engine:
+                evaluated = 0
+                start = time.perf_counter()
+                for board in positions.boards:
+                    engine.searcher.new_game()
+                    evaluated += engine.searcher.search(board, Limits(movetime=movetime)).evaluations
+                out[f"{name} batch {batch}"] = {"leaves_per_s": evaluated / (time.perf_counter() - start)}
+    return out
+
+
 def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = SEARCH_NAMES) -> dict:
     """How far past its byoyomi this installation's engine process answers, as a GUI sees it (through
     cshogi.usi.Engine and the pipes), with NetworkDelay2 0: what the margin must cover. Per search, over
@@ -598,8 +639,9 @@ def bench_searches(cfg: SearchBench) -> dict:
         evaluator = _evaluator(cfg, tmp)
         figures = bench_search(evaluator, positions, cfg.movetime / 1000, list(SEARCH_NAMES),
                                tuple(cfg.batch_size) or None, {"Device": cfg.device, **cfg.options})
-    return {"search": figures, "positions": len(positions.boards), "model": evaluator.describe(),
-            "threads": cfg.threads, "providers": evaluator.providers}
+        stand_in = bench_stand_in(evaluator.path, positions, cfg.movetime / 1000, options=cfg.options)
+    return {"search": figures, "stand-in evaluator": stand_in, "positions": len(positions.boards),
+            "model": evaluator.describe(), "threads": cfg.threads, "providers": evaluator.providers}
 
 
 CHOICE_FILES = (DEFAULT_POSITIONS, SHARED_DATA / "teacher" / "teacher_s7.hcpe")
