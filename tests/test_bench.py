@@ -122,3 +122,23 @@ def test_choices_bench_records_each_choice_and_compares_with_an_earlier_run(tmp_
     (tmp_path / "other.json").write_text(json.dumps(changed))
     with pytest.raises(UserError, match="positions are not these"):
         bench_choices(ChoicesBench(nodes=16, positions=3, searches=["puct"], compare=str(tmp_path / "other.json")))
+
+
+def test_the_stand_in_bench_runs_each_bandit_search_on_stored_scores():
+    from messiah.tools.bench import StoredScores, bench_stand_in
+
+    stored = StoredScores(None)
+    q = stored.run(np.zeros((2, 1, 11, 9), np.float32), np.array([[0, 5], [7, 7]]))
+    assert q.shape == (2, 2) and q[1, 0] == q[1, 1] and stored.calls == 1 and stored.positions == 2
+    figures = bench_stand_in(None, position_set(limit=2), 0.02, batches=(8,))
+    assert set(figures) == {"puct batch 8", "ucb1 batch 8"}
+    assert all(f["leaves_per_s"] > 0 for f in figures.values())
+
+
+def test_the_perft_bench_counts_by_the_core_and_by_cshogi():
+    from messiah.tools.bench import PerftBench, bench_perft
+
+    figures = bench_perft(PerftBench(depth=3))
+    assert figures["core"] == figures["cshogi"] == 25_470 and figures["equal"]
+    after_a_move = bench_perft(PerftBench("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2", 2))
+    assert after_a_move["core"] == after_a_move["cshogi"] > 0 and after_a_move["depth"] == 2
