@@ -1,0 +1,170 @@
+"""The compiled leaf path (search.playout) against the Python path it replaced: the feature planes and move indices
+of a leaf byte for byte what messiah.features and messiah.moves give for the cshogi board, and a line's end judged
+as search.base.terminal_value judges it (the draw ply, every repetition with the history before the root, the try,
+declarations, mate) under every rule set."""
+
+from __future__ import annotations
+
+import random
+
+import cshogi
+import numpy as np
+import pytest
+from conftest import TEACHER, read_hcpe
+from test_playout_board import shuffling_games
+from test_playout_rules import positions as declaration_positions
+
+from messiah.features import board_planes
+from messiah.moves import legal_move_indices
+from messiah.playout import board as core
+from messiah.rules import GameRules
+from messiah.search.base import terminal_value
+from messiah.search.playout import RuleSet, _ended, position_key, root_arrays, score_state
+
+
+class Planes:
+    """An evaluator that keeps what it was given: the planes and indices of the leaf path."""
+
+    def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        self.features, self.indices = features.copy(), indices.copy()
+        return np.zeros(indices.shape, np.float32)
+
+
+def test_a_leafs_planes_and_move_indices_are_byte_for_byte_todays():
+    board = cshogi.Board()
+    rng = random.Random(3)
+    compared = 0
+    boards = []
+    for hcp in read_hcpe(TEACHER)["hcp"][::3]:
+        board.set_hcp(hcp)
+        boards.append(board.copy())
+    for _ in range(300):  # random play's positions too, hands and promotions of every kind
+        legal = list(board.legal_moves)
+        if not legal:
+            board = cshogi.Board()
+            continue
+        board.push(rng.choice(legal))
+        boards.append(board.copy())
+    evaluator = Planes()
+    for board in boards:
+        scores = score_state(evaluator, core.from_board(board))
+        moves, indices = legal_move_indices(board)
+        if not len(moves):
+            continue
+        assert evaluator.features[0].tobytes() == board_planes(board).tobytes(), board.sfen()
+        theirs = dict(zip(moves.tolist(), indices.tolist(), strict=True))
+        assert dict(zip(scores.moves.tolist(), scores.indices.tolist(), strict=True)) == theirs, board.sfen()
+        compared += 1
+    assert compared >= 1_500
+
+
+RULE_SETS = [GameRules(), GameRules(entering_king="CSARule24", draw_black=0.3, draw_white=0.6),
+             GameRules(entering_king="TryRule", max_moves=120), GameRules(entering_king="NoEnteringKing", max_moves=60)]
+
+
+def judged(state, history, row, ply, rules: GameRules) -> float | None:
+    """The compiled verdict as terminal_value gives it: None when the line goes on."""
+    value, proven, _ = _ended(state, history, row, ply, tuple(RuleSet.of(rules)), np.empty(core.MAX_MOVES, np.uint32))
+    return None if np.isnan(value) else value
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: r.entering_king)
+def test_a_lines_end_is_judged_as_terminal_value_judges_it(rules):
+    """Lines of games that repeat, searched from roots up to 20 plies back: each position's verdict at its ply from
+    the root, the compiled one against search.base.terminal_value on cshogi's board with the whole game."""
+    rng = random.Random(9)
+    seen: dict[str, int] = {}
+    root = None
+    for board, move, first in shuffling_games(seed=8, games=80, plies=150):
+        if first or root is None or rng.random() < 0.05:
+            state, history, root_row = root_arrays(board)
+            root, ply = state, 0
+        else:
+            core.push(root, move)
+            ply += 1
+            core.remember(root, history, root_row + ply, 0)
+        theirs = terminal_value(board, ply, rules)
+        mine = judged(root, history, root_row + ply, ply, rules)
+        assert mine == pytest.approx(theirs) if theirs is not None else mine is None, (board.sfen(), ply)
+        kind = "none" if theirs is None else "proof" if theirs > 1.0 or theirs < 0.0 else "value"
+        seen[kind] = seen.get(kind, 0) + 1
+    assert seen["value"] >= 300 and seen["none"] >= 1_000
+
+
+@pytest.mark.parametrize("rules", RULE_SETS, ids=lambda r: r.entering_king)
+def test_declarations_and_mates_at_a_leaf_are_judged_as_terminal_value_judges_them(rules):
+    proofs = 0
+    for board in declaration_positions(1_500, seed=21):
+        state, history, row = root_arrays(board)
+        for ply in (0, 3):
+            theirs = terminal_value(board, ply, rules)
+            mine = judged(state, history, row, ply, rules)
+            assert mine == pytest.approx(theirs) if theirs is not None else mine is None, (board.sfen(), ply)
+            proofs += theirs is not None
+    assert (proofs > 100) == (rules.entering_king != "NoEnteringKing")
+
+
+def test_the_position_key_tells_hands_and_sides_apart():
+    """One key for the tree and the cache: the same board with another hand or another side to move is another
+    position."""
+    base = core.from_sfen("4k4/9/9/9/9/9/9/9/4K4 b P 1")
+    other_hand = core.from_sfen("4k4/9/9/9/9/9/9/9/4K4 b p 1")
+    other_side = core.from_sfen("4k4/9/9/9/9/9/9/9/4K4 w P 1")
+    keys = {position_key(base), position_key(other_hand), position_key(other_side)}
+    assert len(keys) == 3
+
+
+def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes_them_down():
+    """A tree's root, a batch of descents by gather, the network's answer (a stand-in of 0.5s) back through
+    pad_rows and scatter_rows, then search.tree's expand_and_backup: each leaf is the position of its line, with
+    cshogi's legal moves and the planes of today's path, its mate check cshogi's verdict (mate in one, else in five
+    plies; none to look for when the opponent has no king, as a tsume problem's attacker), and the root's visits
+    count every simulation."""
+    from messiah.playout.board import MAX_MOVES
+    from messiah.search.base import has_opponent_king, mate_in_one
+    from messiah.search.playout import Leaves, gather, pad_rows, scatter_rows
+    from messiah.search.tree import PUCT, Tree, expand_and_backup
+
+    checked = 0
+    for sfen in ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
+                 "ln1g1g1nl/1ks2r3/1pppp1bpp/p4pp2/7P1/P1P1P1P2/1PBPSPP1P/2KS2R2/LN1G1G1NL b Ss 1",
+                 "9/8k/9/7RG/9/9/9/9/9 b r2b3g4s4n4l18p 1"):  # a mate in three: a leaf meets mates
+        board = cshogi.Board(sfen)
+        state, history, row = root_arrays(board)
+        root = score_state(Planes(), state)
+        tree = Tree(2**24, prior_visits=1.0, temperature=0.02)
+        tree.add(int(position_key(state)) & (2**64 - 1), root.moves, np.full(len(root.moves), 0.5, np.float32), [])
+        count = 8
+        leaves = Leaves.empty(count)
+        paths, line = np.zeros((count, 1024), np.int64), np.zeros(1024, np.int64)
+        _, pending, n = gather(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, PUCT, 0.5,
+                               1.0, count, paths, line, state, history, row, tuple(RuleSet.of(GameRules())), 5, True,
+                               *leaves)
+        assert pending == count and n <= count
+        offsets = leaves.offsets[: n + 1]
+        for j in range(pending):
+            k = leaves.leaf[j]
+            if k < 0:
+                continue
+            child = board.copy()
+            child.push(int(tree.edge_i[paths[j, 0], 0]))
+            lo, hi = offsets[k], offsets[k + 1]
+            assert sorted(leaves.moves[lo:hi].tolist()) == sorted(child.legal_moves), child.sfen()
+            assert leaves.planes[k].tobytes() == board_planes(child).tobytes()
+            theirs = bool(not child.is_check() and has_opponent_king(child)
+                          and (mate_in_one(child) or child.mate_move(5)))
+            assert bool(leaves.mate_len[k]) == theirs, child.sfen()
+            checked += 1
+        q32 = np.empty(offsets[n], np.float32)
+        rows = np.arange(n)
+        answer = np.full((n, MAX_MOVES), 0.5, np.float32)
+        scatter_rows(answer[:, : pad_rows(leaves.indices, offsets, rows).shape[1]], offsets, rows, q32)
+        mates = [[int(m) for m in leaves.mate_lines[k, : leaves.mate_len[k]]] for k in range(n)]
+        q, p, hits = tree.prepare(leaves.moves[: offsets[n]], q32, offsets, mates)
+        made = np.full(n, -1, np.int64)
+        expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, 0,
+                          paths[:pending], leaves.depths[:pending], leaves.values[:pending], leaves.leaf[:pending],
+                          leaves.keys, offsets, leaves.moves[: offsets[n]], q, p, hits, leaves.mate_len, 1.0, True,
+                          made)
+        assert tree.view(0).visits == pending and (made >= 0).all()
+    assert checked >= 16
