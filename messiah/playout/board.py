@@ -441,25 +441,41 @@ def perft(b, depth):
 
 
 @njit(cache=_CACHE, nogil=True)
-def remember(b, history, row, first_plies):
-    """Write ``b`` into ``history[row]``: as the position after the move of ``history[row - 1]``'s position, or,
-    with ``row`` 0, as the first position known, ``first_plies`` plies after the game was set up, no checks
-    before it counted."""
-    h = history[row]
+def _write_row(b, h):
+    """The parts of a history row the position itself gives: its keys, side to move and that side's hand."""
     h[H_BOARD_KEY] = b[BOARD_KEY]
     h[H_HAND_KEY] = b[HAND_KEY]
     us = h[H_TURN] = b[TURN]
     for i in range(7):
         h[H_HAND + i] = b[HAND + 7 * us + i]
-    if row == 0:
-        h[H_CHECKS] = h[H_CHECKS + 1] = 0
-        h[H_PLIES] = first_plies
-        return
+
+
+@njit(cache=_CACHE, nogil=True)
+def remember_move(b, history, row, checking):
+    """Write ``b`` into ``history[row]`` as the position after a move of ``history[row - 1]``'s, ``checking``
+    telling whether that move gave check (a search that knows it saves asking the board)."""
+    h = history[row]
+    _write_row(b, h)
+    us = b[TURN]
     before = history[row - 1]
     mover = 1 - us
     h[H_CHECKS + us] = before[H_CHECKS + us]
-    h[H_CHECKS + mover] = before[H_CHECKS + mover] + 2 if in_check(b) else 0
+    h[H_CHECKS + mover] = before[H_CHECKS + mover] + 2 if checking else 0
     h[H_PLIES] = before[H_PLIES] + 1
+
+
+@njit(cache=_CACHE, nogil=True)
+def remember(b, history, row, first_plies):
+    """Write ``b`` into ``history[row]``: as the position after the move of ``history[row - 1]``'s position, or,
+    with ``row`` 0, as the first position known, ``first_plies`` plies after the game was set up, no checks
+    before it counted."""
+    if row > 0:
+        remember_move(b, history, row, in_check(b))
+        return
+    h = history[0]
+    _write_row(b, h)
+    h[H_CHECKS] = h[H_CHECKS + 1] = 0
+    h[H_PLIES] = first_plies
 
 
 @njit(cache=_CACHE, nogil=True)

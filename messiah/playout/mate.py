@@ -37,18 +37,10 @@ from messiah.playout.board import (
     _CACHE,
     BISHOP,
     BLACK,
-    BOARD_KEY,
     DELTAS,
     DROP_FROM,
     GOLD,
-    H_BOARD_KEY,
-    H_CHECKS,
-    H_HAND,
-    H_HAND_KEY,
-    H_PLIES,
-    H_TURN,
     HAND,
-    HAND_KEY,
     HAND_TYPES,
     KING,
     KING_DIRECTIONS,
@@ -87,6 +79,7 @@ from messiah.playout.board import (
     colour_of,
     in_check,
     push,
+    remember_move,
     repetition,
 )
 
@@ -237,24 +230,22 @@ def _mine(b, sq, colour):
     return c != 0 and c != WALL and colour_of(c) == colour
 
 
-@intrinsic
-def _cttz(typingctx, x):
-    """The number of trailing zero bits of a uint64 (LLVM's cttz: one instruction)."""
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
-        fn = builder.module.declare_intrinsic("llvm.cttz", [ir.IntType(64)], fnty)
-        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
-    return types.uint64(types.uint64), codegen
+def _bit_scan(llvm_name: str):
+    """A numba intrinsic counting a uint64's zero bits from one end with LLVM's ``llvm_name`` (one instruction)."""
+
+    @intrinsic
+    def scan(typingctx, x):
+        def codegen(context, builder, signature, args):
+            fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
+            fn = builder.module.declare_intrinsic(llvm_name, [ir.IntType(64)], fnty)
+            return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
+        return types.uint64(types.uint64), codegen
+
+    return scan
 
 
-@intrinsic
-def _ctlz(typingctx, x):
-    """The number of leading zero bits of a uint64 (LLVM's ctlz)."""
-    def codegen(context, builder, signature, args):
-        fnty = ir.FunctionType(ir.IntType(64), [ir.IntType(64), ir.IntType(1)])
-        fn = builder.module.declare_intrinsic("llvm.ctlz", [ir.IntType(64)], fnty)
-        return builder.call(fn, [args[0], ir.Constant(ir.IntType(1), 0)])
-    return types.uint64(types.uint64), codegen
+_cttz = _bit_scan("llvm.cttz")  # trailing zero bits of a uint64
+_ctlz = _bit_scan("llvm.ctlz")  # leading zero bits of a uint64
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -1570,23 +1561,6 @@ FRAME_FIELDS = 10
 
 
 @njit(cache=_CACHE, nogil=True)
-def _remember(b, history, row, checking):
-    """board.remember for a row after the first, told whether the move that led to ``b`` gave check (the search
-    knows it already)."""
-    h = history[row]
-    h[H_BOARD_KEY] = b[BOARD_KEY]
-    h[H_HAND_KEY] = b[HAND_KEY]
-    us = h[H_TURN] = b[TURN]
-    for i in range(7):
-        h[H_HAND + i] = b[HAND + 7 * us + i]
-    before = history[row - 1]
-    mover = 1 - us
-    h[H_CHECKS + us] = before[H_CHECKS + us]
-    h[H_CHECKS + mover] = before[H_CHECKS + mover] + 2 if checking else 0
-    h[H_PLIES] = before[H_PLIES] + 1
-
-
-@njit(cache=_CACHE, nogil=True)
 def _expand(states, moves, frames, k, spare):
     """Generate the children of frame ``k``: checks at the attacker's nodes, evasions at the defender's."""
     kind = frames[k, F_KIND]
@@ -1661,7 +1635,7 @@ def _search(states, moves, frames, history, scratch, spare):
         budget = frames[k, F_BUDGET]
         if kind == OR_NODE:
             row = frames[k, F_ROW] + 1
-            _remember(states[c], history, row, True)
+            remember_move(states[c], history, row, True)
             verdict = repetition(history, row, REPETITION_PLIES)
             if verdict == REPETITION_LOSE:  # the defender's perpetual check: a win
                 ret = 1
@@ -1673,7 +1647,7 @@ def _search(states, moves, frames, history, scratch, spare):
         elif kind == AND_NODE:
             checking = in_check(states[c])
             row = frames[k, F_ROW] + 1
-            _remember(states[c], history, row, checking)
+            remember_move(states[c], history, row, checking)
             verdict = repetition(history, row, REPETITION_PLIES)
             if verdict == REPETITION_WIN:  # the defender's perpetual check: it loses by it
                 ret = 1
@@ -1691,7 +1665,7 @@ def _search(states, moves, frames, history, scratch, spare):
             _set_frame(frames, c, OR3_NODE if depth == 4 else OR_NODE, depth - 1, budget - 1, checking, row)
         elif kind == OR3_NODE:
             row = frames[k, F_ROW] + 1
-            _remember(states[c], history, row, True)
+            remember_move(states[c], history, row, True)
             verdict = repetition(history, row, REPETITION_PLIES)
             if verdict == REPETITION_LOSE:
                 ret = 1
@@ -1715,7 +1689,7 @@ def _search(states, moves, frames, history, scratch, spare):
                 ret = 0
             else:
                 row = frames[k, F_ROW] + 1
-                _remember(states[c], history, row, False)
+                remember_move(states[c], history, row, False)
                 verdict = repetition(history, row, REPETITION_PLIES)
                 ret = 0 if verdict == REPETITION_DRAW or verdict == REPETITION_LOSE or \
                     verdict == REPETITION_INFERIOR else 1
@@ -1768,7 +1742,7 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
         n += 1
         child[:] = cur
         push(child, move)
-        _remember(child, history, row + 1, True)
+        remember_move(child, history, row + 1, True)
         if repetition(history, row + 1, REPETITION_PLIES) == REPETITION_LOSE:
             return n  # the defender's perpetual check: won by the repetition rule
         cur[:] = child
@@ -1785,7 +1759,7 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
             child[:] = cur
             push(child, own[i])
             checking = in_check(child)
-            _remember(child, history, row + 1, checking)
+            remember_move(child, history, row + 1, checking)
             if kind == AND_NODE and repetition(history, row + 1, REPETITION_PLIES) == REPETITION_WIN:
                 continue  # it loses by the repetition rule: no line needed
             if kind == AND3_NODE or depth == 2:
@@ -1803,7 +1777,7 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
         checking = in_check(child)
         line[n] = own[best]
         n += 1
-        _remember(child, history, row + 1, checking)
+        remember_move(child, history, row + 1, checking)
         row += 1
         if kind == AND3_NODE or depth == 2:
             scratch[24:] = 0
@@ -1828,6 +1802,8 @@ def mate_in_odd(b, history, row, ply, line):
     (``ply`` long at least: the attacker's moves and the defender's replies, the attacker's quickest mate against
     the longest defence, ending in mate) and returns its length; else returns 0. (A line that wins by a repetition
     rule instead, cshogi's verdict too, ends at the move that brings the repetition about.)"""
+    if ply < 3 or ply % 2 == 0:
+        raise ValueError("mate_in_odd searches an odd number of plies, three or more")
     levels = ply + 2
     states = np.empty((levels, STATE), np.int64)
     moves = np.empty((levels, MAX_MOVES), np.uint32)
