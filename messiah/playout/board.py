@@ -33,6 +33,7 @@ import cshogi
 import numpy as np
 from numba import njit
 
+from messiah import features
 from messiah.position import board_from_sfen
 
 # --- the state's layout
@@ -69,9 +70,9 @@ for _h, _t in enumerate(HAND_TYPES):
         TYPE_HAND[_t + PROMOTED] = _h
 DROP_FROM = 80  # a drop's from field is this plus the piece type
 
-# --- directions: (file delta, rank delta)
-DELTAS = np.array([(0, -1), (-1, -1), (-1, 0), (-1, 1), (0, 1), (1, 1), (1, 0), (1, -1),
-                   (-1, -2), (1, -2), (1, 2), (-1, 2)], np.int64)
+# --- directions: (file delta, rank delta). Black's are the feature planes' own-frame directions (0-7 the king's
+# steps, 8-9 the knight's jumps), and white's knight jumps are 10-11.
+DELTAS = np.concatenate([features.DIRECTIONS, [(1, 2), (-1, 2)]]).astype(np.int64)
 NUM_DIRECTIONS = 12
 KING_DIRECTIONS = 8
 OPPOSITE = np.array([(d + 4) % 8 for d in range(KING_DIRECTIONS)], np.int64)
@@ -83,24 +84,7 @@ for _sq in range(81):
         if 0 <= _f < 9 and 0 <= _r < 9:
             NEXT[_sq, _d] = _f * 9 + _r
 
-
-def _bits(*directions: int) -> int:
-    return sum(1 << d for d in directions)
-
-
 N, NE, E, SE, S, SW, W, NW = range(8)
-_ORTHOGONAL = _bits(N, E, S, W)
-_DIAGONAL = _bits(NE, SE, SW, NW)
-_GOLD = _bits(N, NE, NW, E, W, S)
-# By cshogi piece code (0-31): the directions a piece steps one square in, and those it slides along.
-STEPS = np.zeros(32, np.int64)
-SLIDES = np.zeros(32, np.int64)
-_BLACK_STEPS = {PAWN: _bits(N), KNIGHT: _bits(8, 9), SILVER: _bits(N, NE, NW, SE, SW), GOLD: _GOLD,
-                KING_TYPE: _ORTHOGONAL | _DIAGONAL, BISHOP + PROMOTED: _ORTHOGONAL, ROOK + PROMOTED: _DIAGONAL}
-_BLACK_SLIDES = {LANCE: _bits(N), BISHOP: _DIAGONAL, ROOK: _ORTHOGONAL, BISHOP + PROMOTED: _DIAGONAL,
-                 ROOK + PROMOTED: _ORTHOGONAL}
-for _t in (PAWN, LANCE, KNIGHT, SILVER):
-    _BLACK_STEPS[_t + PROMOTED] = _GOLD
 _ROTATED = [OPPOSITE[d] for d in range(8)] + [10, 11, 8, 9]  # a black direction as white's piece moves it
 
 
@@ -108,10 +92,13 @@ def _rotate(mask: int) -> int:
     return sum(1 << _ROTATED[d] for d in range(NUM_DIRECTIONS) if mask >> d & 1)
 
 
-for _t, _m in _BLACK_STEPS.items():
-    STEPS[_t], STEPS[_t + WHITE_CODE] = _m, _rotate(_m)
-for _t, _m in _BLACK_SLIDES.items():
-    SLIDES[_t], SLIDES[_t + WHITE_CODE] = _m, _rotate(_m)
+# By cshogi piece code (0-31): the directions a piece steps one square in, and those it slides along: black's are
+# the feature planes' tables (by piece type, in the same directions), white's those rotated.
+STEPS = np.zeros(32, np.int64)
+SLIDES = np.zeros(32, np.int64)
+for _t in range(1, 15):
+    STEPS[_t], STEPS[_t + WHITE_CODE] = features.STEPS[_t], _rotate(int(features.STEPS[_t]))
+    SLIDES[_t], SLIDES[_t + WHITE_CODE] = features.SLIDES[_t], _rotate(int(features.SLIDES[_t]))
 
 # --- Zobrist keys (a fixed seed: keys are the same in every process, as the tree's reuse and the cache need)
 _rng = np.random.default_rng(20261202)
