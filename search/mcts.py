@@ -99,7 +99,7 @@ OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included
 class _Batch(NamedTuple):
     """A batch's buffers, made once: per simulation its depth, its leaf's value (NaN: from the forward pass) and its
     leaf's row (-1: none); per leaf to score its position's arrays, key, where its moves start among the batch's,
-    and the length of the mate line found there."""
+    and the length of the mate line found there (always 0: a leaf with a mate is proven without a forward pass)."""
 
     depths: np.ndarray
     values: np.ndarray
@@ -173,11 +173,12 @@ class BanditSearch(Searcher):
             self.helpers = self.share = None
 
     def _mate_line(self, board: cshogi.Board) -> list[int]:
-        """The part of a new node that needs its board: a mate for the side to move (mate in one, else the
-        leaf df-pn's), or []."""
-        if board.is_check() or not has_opponent_king(board):
+        """A mate for the side to move of a new node (mate in one, else the leaf df-pn's, else cshogi's short
+        check's), or []. In check too: a move that parries the check with a check can mate (dlshogi asks there;
+        cshogi's short check then takes only such moves, about 0.4 us)."""
+        if not has_opponent_king(board):
             return []
-        mate = mate_in_one(board)
+        mate = mate_in_one(board) if not board.is_check() else 0  # cshogi's mate in one assumes no check
         if mate:
             return [mate]
         if self.leaf_dfpn is not None:
@@ -214,7 +215,8 @@ class BanditSearch(Searcher):
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
         root = self.root = self._root(board)
-        root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says
+        root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says,
+        self.tree.prove(0)  # unless its kept subtree proves it: then the proof is the answer
         counted = limits.nodes is not None or limits.visits is not None or limits.depth is not None
         budget = DEFAULT_NODES if not counted and not clock.bounded() else limits.nodes
         if limits.visits is not None:
@@ -272,7 +274,7 @@ class BanditSearch(Searcher):
     def _lines(self, root: NodeView, mean: np.ndarray) -> list[tuple[float, int | None, list[int]]]:
         """MultiPV: the most visited root moves with their mean values and lines."""
         lines, children = [], root.children
-        for i in np.argsort(-root.n, kind="stable")[: self.multipv]:
+        for i in root.ranking()[: self.multipv]:
             move = int(root.moves[i])
             child = children.get(move)
             mate = None
@@ -300,7 +302,7 @@ class BanditSearch(Searcher):
         room = tree.room(count, count * MAX_MOVES)
         batch.values.fill(np.nan)
         batch.leaf.fill(-1)
-        legal, mates = [], []
+        legal = []
         deepest = pending = 0
         for _ in range(count):
             depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, self.rule, self.c,
@@ -324,12 +326,16 @@ class BanditSearch(Searcher):
                     tree.edge_i[edge, CHILD] = tree.add_terminal(board.zobrist_hash(), clamp(ended))
             elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the first recurrence,
                 batch.values[pending] = ended  # and the line may still be played on)
+            elif mate := self._mate_line(board):  # proven: no forward pass
+                batch.values[pending] = 1.0
+                if room:
+                    tree.edge_i[edge, CHILD] = tree.add_mated(board.zobrist_hash(), mate)
             else:
                 cached = self.cache.peek(board)
                 if not room:
                     batch.values[pending] = cached.value() if cached is not None else 1.0 - float(tree.edge_s[edge, Q])
                 elif cached is not None:
-                    child = self._new_node(board, cached)
+                    child = tree.add(board.zobrist_hash(), cached.moves, cached.q, [])
                     tree.edge_i[edge, CHILD] = child
                     batch.values[pending] = tree.view(child).value()
                 else:
@@ -340,8 +346,6 @@ class BanditSearch(Searcher):
                     batch.keys[k] = board.zobrist_hash()
                     legal.append(np.fromiter(board.legal_moves, np.uint32))
                     batch.offsets[k + 1] = batch.offsets[k] + len(legal[-1])
-                    mates.append(self._mate_line(board) if len(legal[-1]) else [])
-                    batch.mate_len[k] = len(mates[-1])
             for _ in moves:
                 board.pop()
             pending += 1
@@ -355,7 +359,7 @@ class BanditSearch(Searcher):
                 lo, hi = offsets[k], offsets[k + 1]
                 self.cache.put(int(batch.keys[k]), MoveScores(legal[k], indices[lo:hi], q32[lo:hi]))
             self.cache.evaluations += n
-            q, p, hits = tree.prepare(moves, q32, offsets, mates)
+            q, p, hits = tree.prepare(moves, q32, offsets, [[]] * n)  # a leaf with a mate never joins a batch
         else:
             moves, hits = np.zeros(1, np.uint32), batch.offsets[:1]
             q = p = np.zeros(0)
@@ -364,18 +368,17 @@ class BanditSearch(Searcher):
                           paths[:pending], batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
                           batch.keys.view(np.int64), offsets, moves, q, p, hits, batch.mate_len, self.prior_visits,
                           tree.temperature > 0.0, made)
-        for node, mate in zip(made, mates, strict=True):
-            if mate:
-                tree.keep_mate(int(node), mate)
         return deepest, pending
 
     def _pv(self, root: NodeView) -> list[int]:
         """The most visited line, up to a proven node; from there the proof's line."""
         pv, node = [], root
-        while node is not None and root.tree.node_i[node.index, COUNT] and len(pv) < MAX_PV:
+        while node is not None and len(pv) < MAX_PV:
             if node.terminal in (0.0, 1.0):
                 return pv + self._proof_line(node)
-            i = node.most_visited()
+            if not root.tree.node_i[node.index, COUNT]:
+                break
+            i = node.choice()
             pv.append(int(node.moves[i]))
             node = node.children.get(pv[-1])
         return pv

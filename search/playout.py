@@ -153,7 +153,7 @@ def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, 
             value = min(1.0, max(0.0, value))
             values[pending] = value
             if room:
-                edge_i[edge, CHILD] = _add_terminal(node_f, node_i, used, position_key(state), value)
+                edge_i[edge, CHILD] = _add_terminal(node_f, node_i, used, position_key(state), value, 0)
         elif not np.isnan(value):  # a repetition or the draw ply: its value, but no proof (the line may go on)
             values[pending] = value
         elif not room:

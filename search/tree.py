@@ -163,20 +163,22 @@ def _add_node(node_f, node_i, edge_f, edge_s, edge_i, used, key, moves, q, p, hi
 
 # Compiled at import (from numba's cache), as _value: Python calls them only on paths a warm-up search may not take
 # (a line that ends the game, a position met before), which would otherwise compile them on a move's clock.
-@njit("int64(float64[:, ::1], int64[:, ::1], int64[::1], int64, float64)", cache=True, nogil=True)
-def _add_terminal(node_f, node_i, used, key, value):
-    """Append a node where the game has ended (no edges), with its proven ``value`` (1 won, 0 lost)."""
+@njit("int64(float64[:, ::1], int64[:, ::1], int64[::1], int64, float64, int64)", cache=True, nogil=True)
+def _add_terminal(node_f, node_i, used, key, value, plies):
+    """Append a node without edges whose ``value`` is proven (1 won, 0 lost): where the game has ended
+    (``plies`` 0), or where a mate of ``plies`` plies was found for the side to move."""
     node = used[0]
     used[0] += 1
     node_f[node, VISITS], node_f[node, TERMINAL] = 0.0, value
-    node_i[node, FIRST], node_i[node, COUNT], node_i[node, PLIES], node_i[node, MATE] = used[1], 0, 0, 0
+    node_i[node, FIRST], node_i[node, COUNT], node_i[node, PLIES], node_i[node, MATE] = used[1], 0, plies, plies
     node_i[node, KEY] = key
     return node
 
 
-@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], int64)", cache=True, nogil=True)
-def _value(node_f, node_i, edge_f, node):
-    """A node's value for its side to move: its proven value, else its best child's mean (0 without moves)."""
+@njit("float64(float64[:, ::1], int64[:, ::1], float64[:, ::1], int32[:, ::1], int64)", cache=True, nogil=True)
+def _value(node_f, node_i, edge_f, edge_i, node):
+    """A node's value for its side to move: its proven value, else its best child's mean, a proven child counting
+    as its proof (0 without moves)."""
     if not math.isnan(node_f[node, TERMINAL]):
         return node_f[node, TERMINAL]
     first, m = node_i[node, FIRST], node_i[node, COUNT]
@@ -184,7 +186,41 @@ def _value(node_f, node_i, edge_f, node):
         return 0.0
     best = -np.inf
     for e in range(first, first + m):
-        best = max(best, edge_f[e, W] / max(edge_f[e, N], 1e-9))
+        child = edge_i[e, CHILD]
+        if child >= 0 and not math.isnan(node_f[child, TERMINAL]):
+            best = max(best, 1.0 - node_f[child, TERMINAL])
+        else:
+            best = max(best, edge_f[e, W] / max(edge_f[e, N], 1e-9))
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _select_edge(node_f, node_i, edge_f, edge_i, node, rule, c, prior_visits, skip_lost):
+    """The edge the selection ``rule`` takes from ``node``; with ``skip_lost``, never one whose position is proven
+    won for the opponent (-1 when every edge is), as dlshogi's selection: such a visit adds a known loss, costs no
+    forward pass, and would keep a refuted move's count rising until its mean sank below the others'."""
+    first, m = node_i[node, FIRST], node_i[node, COUNT]
+    best, best_score, log_total, root_n = -1, -np.inf, 0.0, 0.0
+    if rule == UCB1:
+        total = 0.0
+        for e in range(first, first + m):
+            total += edge_f[e, N]
+        log_total = math.log(max(total, 1.0))
+    else:
+        root_n = math.sqrt(max(node_f[node, VISITS], 1.0))
+    for e in range(first, first + m):
+        if skip_lost:
+            child = edge_i[e, CHILD]
+            if child >= 0 and node_f[child, TERMINAL] == 1.0:
+                continue
+        if rule == UCB1:
+            score = edge_f[e, W] / edge_f[e, N] + c * math.sqrt(log_total / edge_f[e, N])
+        else:
+            score = edge_f[e, W] / edge_f[e, N] + c * edge_f[e, PRIOR] * root_n / (1.0 + (edge_f[e, N] - prior_visits))
+        if math.isnan(score):
+            return e
+        if score > best_score or best < 0:
+            best, best_score = e, score
     return best
 
 
@@ -198,28 +234,9 @@ def select_leaf(node_f, node_i, edge_f, edge_i, root, rule, c, prior_visits, pat
     while True:
         if node != root and not math.isnan(node_f[node, TERMINAL]):
             return depth, node
-        first, m = node_i[node, FIRST], node_i[node, COUNT]
-        best, best_score = first, -np.inf
-        if rule == UCB1:
-            total = 0.0
-            for e in range(first, first + m):
-                total += edge_f[e, N]
-            log_total = math.log(max(total, 1.0))
-            for e in range(first, first + m):
-                score = edge_f[e, W] / edge_f[e, N] + c * math.sqrt(log_total / edge_f[e, N])
-                if score > best_score or math.isnan(score):
-                    best, best_score = e, score
-                    if math.isnan(score):
-                        break
-        else:
-            root_n = math.sqrt(max(node_f[node, VISITS], 1.0))
-            for e in range(first, first + m):
-                score = edge_f[e, W] / edge_f[e, N] + c * edge_f[e, PRIOR] * root_n / (
-                    1.0 + (edge_f[e, N] - prior_visits))
-                if score > best_score or math.isnan(score):
-                    best, best_score = e, score
-                    if math.isnan(score):
-                        break
+        best = _select_edge(node_f, node_i, edge_f, edge_i, node, rule, c, prior_visits, True)
+        if best < 0:  # every move is proven lost: the node is (its next backup proves it), so any move will do
+            best = _select_edge(node_f, node_i, edge_f, edge_i, node, rule, c, prior_visits, False)
         edge_f[best, N] += VIRTUAL_LOSS
         path[depth], moves[depth] = best, edge_i[best, MOVE]
         depth += 1
@@ -242,6 +259,13 @@ def _prove(node_f, node_i, edge_i, node, child):
     t = node_f[child, TERMINAL]
     if t != 0.0 and t != 1.0:
         return
+    prove_node(node_f, node_i, edge_i, node)
+
+
+@njit("void(float64[:, ::1], int64[:, ::1], int32[:, ::1], int64)", cache=True, nogil=True)
+def prove_node(node_f, node_i, edge_i, node):
+    """What ``node``'s children prove of it (:func:`_prove`), from all of them: the root's proof at a search's
+    start, when a kept subtree already holds it."""
     first, m = node_i[node, FIRST], node_i[node, COUNT]
     win, all_lost, longest = 1 << 60, True, 0
     for e in range(first, first + m):
@@ -295,7 +319,7 @@ def expand_and_backup(node_f, node_i, edge_f, edge_s, edge_i, used, root, paths,
                              p[lo:hi], hits[row], mate_len[row], prior_visits, puct)
             edge_i[paths[j, depths[j] - 1], CHILD] = node
             made[row] = node
-            value = _value(node_f, node_i, edge_f, node)
+            value = _value(node_f, node_i, edge_f, edge_i, node)
         _backup(node_f, node_i, edge_f, edge_i, root, paths[j], depths[j], value)
 
 
@@ -481,7 +505,19 @@ class Tree:
             self.mates[node] = [int(moves[hit])] + line[1:]
 
     def add_terminal(self, key: int, value: float) -> int:
-        return _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), value)
+        """A node where the game has ended, with its proven ``value``."""
+        return _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), value, 0)
+
+    def add_mated(self, key: int, line: list[int]) -> int:
+        """The node of a position where ``line`` mates for the side to move: proven won, without edges (no
+        forward pass is spent on it: python-dlshogi2 and dlshogi skip the network there)."""
+        node = _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), 1.0, len(line))
+        self.mates[node] = list(line)
+        return node
+
+    def prove(self, node: int) -> None:
+        """:func:`prove_node`: what ``node``'s children already prove of it."""
+        prove_node(self.node_f, self.node_i, self.edge_i, node)
 
     def find(self, root: int, key: int, levels: int) -> int:
         """:func:`_find`: the node of position ``key`` within ``levels`` plies below ``root``, or -1."""
@@ -574,10 +610,37 @@ class NodeView(NamedTuple):
         self.tree.node_f[self.index, TERMINAL] = np.nan if value is None else value
 
     def most_visited(self) -> int:
-        """The index of the search's choice here: the most visited move, ties to the better mean."""
+        """The index of the most visited move, ties to the better mean."""
         n, w = self.n, self.w
         return int(np.argmax(n + 1e-6 * w / np.maximum(n, 1e-9)))
 
+    def ranking(self) -> np.ndarray:
+        """The moves' indices, the search's choice first: proven wins (the shortest mate first), then the unproven
+        moves by visits (ties to the better mean), then proven losses (the longest defence first), as dlshogi
+        ranks its root. Visits alone would choose a refuted move that was visited before its refutation."""
+        n, w = self.n, self.w
+        tier = np.ones(len(n))  # 0 won, 1 unproven, 2 lost
+        within = -(n + 1e-6 * w / np.maximum(n, 1e-9))
+        for i, child in self._proven():
+            if child.terminal == 0.0:
+                tier[i], within[i] = 0, child.plies
+            else:
+                tier[i], within[i] = 2, -child.plies
+        return np.lexsort((within, tier))
+
+    def choice(self) -> int:
+        """The index of the search's choice here: the first of :meth:`ranking`."""
+        proven = self._proven()
+        return int(self.ranking()[0]) if proven else self.most_visited()
+
+    def _proven(self) -> list[tuple[int, NodeView]]:
+        """(index, child) of the moves whose positions are proven."""
+        links = self._edges(CHILD, "edge_i")
+        made = np.flatnonzero(links >= 0)
+        node_f = self.tree.node_f
+        return [(int(i), NodeView(self.tree, int(links[i]))) for i in made
+                if not math.isnan(node_f[links[i], TERMINAL])]
+
     def value(self) -> float:
         """The node's value for its side to move."""
-        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.index))
+        return float(_value(self.tree.node_f, self.tree.node_i, self.tree.edge_f, self.tree.edge_i, self.index))
