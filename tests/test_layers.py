@@ -1,4 +1,4 @@
-"""The import layers (README, "Layout and layers"): playing needs no torch and no training code. A fresh
+"""The import layers (docs/internals.md, "Layout and layers"): playing needs no torch and no training code. A fresh
 interpreter imports the USI engine, searches a position with the shipped model, and must not have
 imported torch or any module of train/ (the self-play loop in train/rl/ included) or models/."""
 
@@ -33,8 +33,10 @@ def test_playing_imports_no_torch_and_no_training_code():
 
 
 ROOT = Path(__file__).resolve().parents[1]
-# The packages by layer (README, "Layout and layers"), each with the packages it may import besides its own.
+# The packages by layer (docs/internals.md, "Layout and layers"), each with the packages it may import besides its own.
 # The core is messiah/'s own modules; search/, models/ and train/ install as messiah.search, .models, .train.
+# scripts/ holds the programs the docs cite (matches, summaries, measurements): run from a checkout, never installed,
+# they may import anything, and nothing may import them.
 MAY_IMPORT = {
     "core": set(),
     "models": {"core"},  # PyTorch nets and ONNX export: torch, never played
@@ -44,6 +46,7 @@ MAY_IMPORT = {
     "train": {"core", "models", "search", "engine", "arena"},  # self-play plays the engine; gates are matches
     "tools": {"core", "models", "search", "engine", "arena", "train"},
     "cli": {"core", "models", "search", "engine", "arena", "train", "tools"},
+    "scripts": {"core", "models", "search", "engine", "arena", "train", "tools", "cli"},
 }
 FOLDERS = {"search": "search", "models": "models", "train": "train"}  # pyproject's package-dir
 
@@ -51,29 +54,32 @@ FOLDERS = {"search": "search", "models": "models", "train": "train"}  # pyprojec
 def package_of(module: str) -> str:
     """The layer a module of the project belongs to: its subpackage of messiah, or the core."""
     parts = module.split(".")
+    if parts[0] == "scripts":
+        return "scripts"
     if len(parts) == 1 or parts[1] not in MAY_IMPORT:
         return "core"
     return parts[1]
 
 
 def project_modules() -> dict[str, Path]:
-    """Every module of the project by its import name, from the folders (a new module is checked unasked)."""
+    """Every module of the project by its import name, from the folders (a new module is checked unasked); a
+    script by its path's name (``scripts.ship.summary``)."""
     modules = {}
-    for top in ("messiah", *FOLDERS.values()):
+    for top in ("messiah", *FOLDERS.values(), "scripts"):
         for path in (ROOT / top).rglob("*.py"):
             parts = list(path.relative_to(ROOT).with_suffix("").parts)
             parts = parts[:-1] if parts[-1] == "__init__" else parts
-            modules[".".join(["messiah", *parts] if top != "messiah" else parts)] = path
+            modules[".".join(["messiah", *parts] if top not in ("messiah", "scripts") else parts)] = path
     return modules
 
 
 def project_imports(path: Path) -> set[str]:
-    """The project modules a file imports (at any depth of the file, lazy imports included)."""
+    """The project modules a file imports (at any depth of the file, lazy imports included), scripts included."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text())):
         names = [a.name for a in node.names] if isinstance(node, ast.Import) else \
             [node.module] if isinstance(node, ast.ImportFrom) and node.module else []
-        found |= {n for n in names if n.split(".")[0] == "messiah"}
+        found |= {n for n in names if n.split(".")[0] in ("messiah", "scripts")}
     return found
 
 
@@ -110,10 +116,24 @@ def test_the_layer_check_sees_a_wrong_import(tmp_path):
         ["messiah.train.data"]
 
 
+def test_scripts_are_a_layer_above_everything(tmp_path):
+    """scripts/ is checked too: a script may import any layer, and a module of messiah importing a script is caught
+    (a wheel has no scripts/)."""
+    modules = project_modules()
+    scripts = [m for m in modules if package_of(m) == "scripts"]
+    assert "scripts.ship.summary" in scripts and all(modules[m].is_relative_to(ROOT / "scripts") for m in scripts)
+    assert MAY_IMPORT["scripts"] == set(MAY_IMPORT) - {"scripts"}
+    bad = tmp_path / "bad.py"
+    bad.write_text("from scripts.ship.summary import main\n")
+    assert [m for m in project_imports(bad) if package_of(m) not in MAY_IMPORT["core"] | {"core"}] == \
+        ["scripts.ship.summary"]
+
+
 def test_no_stray_packages_are_importable_from_a_checkout():
-    """Only messiah's own folders are its subpackages: not the repository's tests/ or docs/, nor messiah again."""
-    code = ("import importlib.util as u, json; "
-            "print(json.dumps([n for n in ('messiah.tests', 'messiah.docs', 'messiah.messiah') if u.find_spec(n)]))")
+    """Only messiah's own folders are its subpackages: not the repository's tests/, docs/ or scripts/, nor messiah
+    again."""
+    code = ("import importlib.util as u, json; print(json.dumps([n for n in ('messiah.tests', 'messiah.docs', "
+            "'messiah.scripts', 'messiah.messiah') if u.find_spec(n)]))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]
     assert json.loads(done.stdout) == []

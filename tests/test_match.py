@@ -32,7 +32,7 @@ from messiah.tools.fitwinrate import Samples, bootstrap_scale, fit_files, sample
 from messiah.winrate import TEACHER_SCALE, WinRateScale, zero_sum
 
 FAIRY = "/usr/games/fairy-stockfish"
-SHIP = Path(__file__).resolve().parents[1] / "docs" / "ship"  # the screen, shipping match and ladder scripts
+SHIP = Path(__file__).resolve().parents[1] / "scripts" / "ship"  # the screen, shipping match and ladder scripts
 
 
 def test_elo_matches_cshogi_inside_and_stays_finite_at_the_edges():
@@ -439,7 +439,7 @@ def _lost_folder(folder) -> None:
 
 
 def _ship_script(name: str, args: list[str], capsys) -> dict:
-    """Run docs/ship/NAME with ``args`` as its command line; what it printed, parsed as strict JSON (no NaN or
+    """Run scripts/ship/NAME with ``args`` as its command line; what it printed, parsed as strict JSON (no NaN or
     Infinity, which tests/test_release.py refuses in a committed summary)."""
     import runpy
 
@@ -456,7 +456,7 @@ def _ship_script(name: str, args: list[str], capsys) -> dict:
 
 
 def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_each_part(tmp_path, capsys):
-    """docs/ship/summary.py, in a folder ship.sh played in: random-* folders are one opening set, records-* the
+    """scripts/ship/summary.py, in a folder ship.sh played in: random-* folders are one opening set, records-* the
     other, both together carry the SPRT (0, 100), each part its own count, each folder's openings their seed."""
     for name, seed in (("random-1", 11), ("records-1", 12), ("random-2", 21), ("records-2", 22)):
         if name == "records-2":  # a part A lost in every game
@@ -482,7 +482,7 @@ def test_the_shipping_summary_counts_each_opening_set_both_with_the_sprt_and_eac
 
 
 def test_a_screen_on_a_list_of_sets_plays_each_set_in_its_own_folder_and_reports_them_together(tmp_path, messiah_usi):
-    """docs/ship/screen.sh with SEED=5,6 (the picking rule's several sets, here two of 2 games at 8 nodes): each set
+    """scripts/ship/screen.sh with SEED=5,6 (the picking rule's several sets, here two of 2 games at 8 nodes): each set
     plays into OUT/random-SEED on its own openings and seed, and the last report counts the sets together."""
     from messiah.evaluator import default_model_path
 
@@ -513,7 +513,7 @@ def _rung_folder(folder, options, seed, lost_all=False) -> None:
 
 
 def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp_path, capsys):
-    """docs/ship/ladder_summary.py, in a folder ladder.sh played in: each rung folder is named by the opponent its
+    """scripts/ship/ladder_summary.py, in a folder ladder.sh played in: each rung folder is named by the opponent its
     match.json played (the ladder's rung names), counted per opening set (random-*, records-*) and on both."""
     s15, s10, gps = {"Skill Level": "15", "Threads": "1"}, {"Skill Level": "10", "Threads": "1"}, {"Thread": "1"}
     _rung_folder(tmp_path / "random-s15" / "rung00", s15, 71)
@@ -538,7 +538,7 @@ def test_the_ladder_summary_counts_each_rung_on_each_opening_set_and_on_both(tmp
 
 
 def test_the_ladder_summary_counts_sets_named_on_its_command_line(tmp_path, capsys):
-    """docs/ship/ladder_summary.py --sets A B: one rung played on two sets of new openings (folders A-s15, B-s15),
+    """scripts/ship/ladder_summary.py --sets A B: one rung played on two sets of new openings (folders A-s15, B-s15),
     each set counted apart and the two together; a set with no rung folder is refused, naming the folder."""
     s15 = {"Skill Level": "15", "Threads": "1"}
     _rung_folder(tmp_path / "a-s15" / "rung00", s15, 601)

@@ -3,7 +3,8 @@
 A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
 
 1. **self-play**: actors play ``games`` games with the current best model (``models/best.onnx``) and the
-   driver appends each finished game to ``selfplay/gNNNN.selfplay`` (records.py, selfplay.py);
+   driver appends each finished game to ``selfplay/gNNNN.selfplay`` (the format of messiah.records.selfplay; the
+   actors of selfplay.py);
 2. **learn**: ``steps`` learner steps on the newest ``window`` positions (learner.py), the learner
    continuing from where the last generation left it, whether or not its model was promoted;
 3. **export** the candidate ``models/gNNNN.onnx``;

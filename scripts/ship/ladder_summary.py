@@ -3,7 +3,7 @@ opening set (the rung folders of random-* and records-*) and on all sets togethe
 their records (W-L-D, Elo and interval, as black and as white, mean length, endings, forfeits), with each set's
 openings and seeds and the text fields a reader needs to trust them. Run it with the frozen install's Python:
 
-    F/python docs/ship/ladder_summary.py --folder OUT --ladder "..." --machine "..." --engine "..." \
+    F/python scripts/ship/ladder_summary.py --folder OUT --ladder "..." --machine "..." --engine "..." \
         > docs/results/NAME.json
 
 ``--sets A B`` names other opening sets than ladder.sh's two: the rung folders of A-*, then of B-*, each a set,
@@ -55,7 +55,7 @@ def main() -> None:
         "date": datetime.date.today().isoformat(),
         "machine": args.machine,
         "engine": args.engine,
-        "command": "bash docs/ship/ladder.sh F OUT [NAME=VALUE ...]; F/python docs/ship/ladder_summary.py "
+        "command": "bash scripts/ship/ladder.sh F OUT [NAME=VALUE ...]; F/python scripts/ship/ladder_summary.py "
                    "(each rung's own command is in its parts)",
     }
     if clash := set(sets) & {*summary, "both"}:

@@ -3,9 +3,9 @@ every 20th position of the floodgate test set (300 of 5,998), one search each, n
 Prints the agreement with its 95% interval and the mean seconds a move. Gauges a teacher before its games are made.
 
     export MESSIAH_DATA=../shared/data
-    taskset -c 0 python docs/teacher/agreement.py /usr/games/fairy-stockfish depth 8 Threads=1
-    taskset -c 0 python docs/teacher/agreement.py /usr/games/gpsusi byoyomi 1000
-    taskset -c 0 python docs/teacher/agreement.py messiah-usi byoyomi 60000 NodesLimit=192
+    taskset -c 0 python scripts/teacher/agreement.py /usr/games/fairy-stockfish depth 8 Threads=1
+    taskset -c 0 python scripts/teacher/agreement.py /usr/games/gpsusi byoyomi 1000
+    taskset -c 0 python scripts/teacher/agreement.py messiah-usi byoyomi 60000 NodesLimit=192
 """
 
 import sys

@@ -13,7 +13,7 @@
 # With a list, each set plays into OUT/random-SEED, and the sets are reported together at the end.
 #
 #   export MESSIAH_DATA=/path/to/shared/data     (messiah quantize calibrates on its data)
-#   bash docs/ship/screen.sh F CANDIDATE.onnx REFERENCE-int8.onnx SEED[,SEED...] OUT
+#   bash scripts/ship/screen.sh F CANDIDATE.onnx REFERENCE-int8.onnx SEED[,SEED...] OUT
 #   F/messiah match-report --json OUT > summary.json            (one set; OUT/random-*/ for a list)
 #
 # CANDIDATE may be a run's float model (models/gNNNN.onnx): it is quantized next to OUT first, as the engine

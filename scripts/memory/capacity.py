@@ -3,7 +3,7 @@ and from an endgame with pieces in hand, searched in steps of 5,000 visits on th
 the tree is full or 150,000 visits. Prints per step the visits, the tree's nodes, edges, hashfull and the seconds so
 far, then a JSON summary.
 
-    taskset -c 0 python docs/memory/capacity.py 256
+    taskset -c 0 python scripts/memory/capacity.py 256
 """
 
 import json

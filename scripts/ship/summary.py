@@ -3,7 +3,8 @@ opening set (random-* folders, records-* folders), both sets with the SPRT (0, 1
 ``messiah match-report`` counts them, with the text fields a reader needs to trust them (what was matched, the
 machine, the status). Run it with the frozen install's Python, in the match's folder:
 
-    F/python docs/ship/summary.py --match "..." --status "..." --machine "..." --engine "..." > docs/results/NAME.json
+    F/python scripts/ship/summary.py --match "..." --status "..." --machine "..." --engine "..." \
+        > docs/results/NAME.json
 
 A kept-*.json (the summary of a part whose records went with a machine) counts in ``both`` only.
 """
@@ -44,8 +45,8 @@ def main() -> None:
         "machine": args.machine,
         "engine": args.engine,
         "openings": openings,
-        "command": "bash docs/ship/ship.sh F CANDIDATE REFERENCE SEED PART GAMES_RANDOM GAMES_SHARED per part "
-                   "(each part's own command is in both.parts); F/python docs/ship/summary.py",
+        "command": "bash scripts/ship/ship.sh F CANDIDATE REFERENCE SEED PART GAMES_RANDOM GAMES_SHARED per part "
+                   "(each part's own command is in both.parts); F/python scripts/ship/summary.py",
         "by_openings": {"random": report(random), "records": report(records)} if random and records else {},
         "both": both,
         "by_part": {Path(item).name: report([item]) for item in random + records},

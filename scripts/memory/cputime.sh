@@ -1,7 +1,7 @@
 #!/bin/bash
 # CPU seconds of the same fixed-node searches (messiah bench choices: 200 positions, puct and ucb1 at 800 nodes) by two
 # installs, alternating, two runs each, on one core; docs/benchmarks.md, "Memory".
-#   BEFORE=/path/to/old/venv/bin AFTER=/path/to/new/venv/bin bash docs/memory/cputime.sh   # needs $MESSIAH_DATA
+#   BEFORE=/path/to/old/venv/bin AFTER=/path/to/new/venv/bin bash scripts/memory/cputime.sh   # needs $MESSIAH_DATA
 for i in 1 2; do
   for who in before after; do
     bin=$BEFORE; [ $who = after ] && bin=$AFTER

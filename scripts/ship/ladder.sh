@@ -8,8 +8,9 @@
 # about 70 minutes. OPTIONS are messiah's USI options (ModelPath=FILE for a model that is not the default).
 #
 #   export MESSIAH_DATA=/path/to/shared/data
-#   bash docs/ship/ladder.sh F OUT [NAME=VALUE ...]
-#   F/python docs/ship/ladder_summary.py --folder OUT --ladder ... --machine ... --engine ...   (the summary to commit)
+#   bash scripts/ship/ladder.sh F OUT [NAME=VALUE ...]
+#   F/python scripts/ship/ladder_summary.py --folder OUT --ladder ... --machine ... --engine ...
+#     (the summary to commit)
 #
 # GAMES_S15, GAMES_OTHER and BYOYOMI (environment) exist for a smoke test of this script; a ladder keeps 20, 10, 1000.
 set -euo pipefail

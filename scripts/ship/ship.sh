@@ -14,9 +14,9 @@
 # running on the two cores.
 #
 #   export MESSIAH_DATA=/path/to/shared/data
-#   bash docs/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
+#   bash scripts/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
 #   F/messiah match-report --sprt 0,100 random-*/ records-*/ kept-*.json     (the report; kept-* if any)
-#   F/python docs/ship/summary.py --match ... --status ... --machine ... --engine ...   (the summary to commit)
+#   F/python scripts/ship/summary.py --match ... --status ... --machine ... --engine ...   (the summary to commit)
 #
 # BYOYOMI and CHECK (environment) exist for a smoke test of this script; a shipping match keeps 1000 and 600.
 set -euo pipefail

@@ -3,7 +3,7 @@ bench's positions (teacher_s6's middlegames, as `messiah bench choices` takes th
 each and no new game between them, so the evaluation cache keeps every answer it has room for. Prints per search the
 process's RSS, the tree's bytes and the cache's entries and bytes, then the peak.
 
-    MESSIAH_DATA=../shared/data taskset -c 0 python docs/memory/rss.py 40
+    MESSIAH_DATA=../shared/data taskset -c 0 python scripts/memory/rss.py 40
 """
 
 import sys

@@ -3,7 +3,7 @@
 # by batch on the GPU and on the CPU, the bandit searches at BatchSize 8/32/128 and Threads 1/2/4/8, then the
 # fastest GPU setting against the CPU default in a match until DEADLINE_S (MATCH="4 32": only the match, at Threads 4,
 # BatchSize 32). Results go to $OUT.
-# The machine has no onnxruntime-gpu and no cshogi: .gpu/ carries them (docs/gpu/README.md says how it is made).
+# The machine has no onnxruntime-gpu and no cshogi: .gpu/ carries them (scripts/gpu/README.md says how it is made).
 # At most 8 files come back from $OUT: gpu.txt, evaluator.jsonl, search.jsonl, match.json, match.log (+ the caller's log).
 set -u
 export PYTHONUNBUFFERED=1
