@@ -10,7 +10,7 @@ torch = pytest.importorskip("torch")
 from conftest import TEACHER  # noqa: E402
 
 from messiah.records import read_hcpe  # noqa: E402
-from messiah.records.selfplay import FAST, SELFPLAY  # noqa: E402
+from messiah.records.selfplayfile import FAST, SELFPLAY  # noqa: E402
 from messiah.train.batch import NO_RANK, concat, selfplay_rows, teacher_rows, value_target  # noqa: E402
 from messiah.train.pretrain import TrainConfig, losses  # noqa: E402
 from messiah.train.rl.config import RLConfig  # noqa: E402

@@ -161,7 +161,7 @@ def test_a_users_own_train_models_and_search_modules_do_not_shadow_messiahs(tmp_
 def test_the_rl_actors_need_no_torch():
     """The self-play loop (train/rl/) sits above the engine (the layer test keeps it out of the engine): an actor
     process (selfplay) plays without torch."""
-    code = ("import sys, json, messiah.train.rl.selfplay, messiah.records.selfplay, messiah.train.rl.targets; "
+    code = ("import sys, json, messiah.train.rl.selfplay, messiah.records.selfplayfile, messiah.train.rl.targets; "
             "print(json.dumps(sorted(m for m in sys.modules if m.split('.')[0] == 'torch')))")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300)
     assert done.returncode == 0, done.stderr[-2000:]

@@ -17,7 +17,7 @@ import pytest
 from conftest import GAMES, OPENINGS, TEACHER
 
 from messiah.records import game_index_path, read_records
-from messiah.records.selfplay import (
+from messiah.records.selfplayfile import (
     END_MATED,
     END_PROVEN_MATE,
     END_TRUNCATED,
@@ -28,7 +28,7 @@ from messiah.records.selfplay import (
     TREE,
     append_game,
     prepare,
-    read_games,
+    read_selfplay_games,
     tree_file,
 )
 from messiah.train.batch import value_target
@@ -138,12 +138,12 @@ def test_records_append_repair_after_a_crash_and_exact_index(tmp_path):
         warnings.simplefilter("always")
         assert prepare(path) == 8
     assert len(caught) == 2  # the partial index entry and the cut data, each said
-    records, starts = read_games(path)
+    records, starts = read_selfplay_games(path)
     assert len(records) == 8 and starts.tolist() == [0, 5]
     assert np.fromfile(game_index_path(path), np.uint32).tolist() == [5, 3]
     games[2]["game"] = 2
     append_game(path, games[2])
-    records, starts = read_games(path)
+    records, starts = read_selfplay_games(path)
     assert starts.tolist() == [0, 5, 8] and records["game"].tolist() == [0] * 5 + [1] * 3 + [2] * 7
     # readable as hcpe data (messiah evaluate, pretraining), with its exact game boundaries
     data = read_records(path)
@@ -285,7 +285,7 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
     assert len(list((out / "verify" / "g0001").glob("*.csa"))) == 2
     assert row["verify_elo_low"] <= row["verify_elo"] <= row["verify_elo_high"]
     assert row["truncated_share"] > 0  # random weights, 50 plies: games are cut at the maximum ply
-    records, starts = read_games(out / "selfplay" / "g0001.selfplay")
+    records, starts = read_selfplay_games(out / "selfplay" / "g0001.selfplay")
     assert len(starts) == 2 and set(np.asarray(records["game"]).tolist()) == {0, 1}
     truncated = np.asarray(records["end"]) == END_TRUNCATED
     assert ((np.asarray(records["flags"]) & FINAL) > 0).sum() == sum(
@@ -306,7 +306,7 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run(cfg2)
-    records, starts = read_games(path)
+    records, starts = read_selfplay_games(path)
     assert len(starts) == 2 and path.read_bytes()[: len(one_game)] == one_game  # the game before the crash kept
     assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1]  # and the lost one played again
     best_after_1 = json.loads((out / "gens" / "g0001.json").read_text())["best_generation"]
@@ -542,7 +542,7 @@ def test_playout_cap_searches_a_share_of_moves_with_the_fast_budget_and_flags_th
     searches add TreeStrap rows (with every move fast there are none, where the same game has them otherwise)."""
     from messiah.errors import UserError
     from messiah.evaluator import Evaluator
-    from messiah.records.selfplay import FAST
+    from messiah.records.selfplayfile import FAST
     from messiah.train.rl.config import RLConfig
     from messiah.train.rl.selfplay import GameSpec, make_game_searcher, play_selfplay_game
 
@@ -631,8 +631,8 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     cfg = tiny(tmp_path, tree_visits=2, tree_fraction=0.25, nodes=24, gate=False)
     run(cfg)
     out = tmp_path / "rl"
-    games, starts = read_games(out / "selfplay" / "g0001.selfplay")
-    tree, tree_starts = read_games(tree_file(out / "selfplay" / "g0001.selfplay"))
+    games, starts = read_selfplay_games(out / "selfplay" / "g0001.selfplay")
+    tree, tree_starts = read_selfplay_games(tree_file(out / "selfplay" / "g0001.selfplay"))
     assert len(tree) > 0 and len(starts) == 2 and 1 <= len(tree_starts) <= 2
     assert ((np.asarray(games["flags"]) & TREE) == 0).all() and (np.asarray(tree["flags"]) == TREE).all()
     assert (np.asarray(tree["gameResult"]) == 0).all()
@@ -730,7 +730,7 @@ def test_a_run_replays_to_the_bit_with_any_number_of_actors(tmp_path):
         path = out / "selfplay" / "g0001.selfplay"
         files.append([p.read_bytes() for p in (path, tree_file(path), game_index_path(path),
                                                 game_index_path(tree_file(path)), out / "models" / "g0001.onnx")])
-    records, starts = read_games(path)
+    records, starts = read_selfplay_games(path)
     assert np.asarray(records["game"])[starts].tolist() == [0, 1, 2, 3, 4]
     assert files[0] == files[1]
 
@@ -748,7 +748,7 @@ def test_actors_on_a_local_ray_instance(tmp_path):
         figures = selfplay(cfg, 1, model)
     finally:
         ray.shutdown()
-    records, starts = read_games(tmp_path / "rl" / "selfplay" / "g0001.selfplay")
+    records, starts = read_selfplay_games(tmp_path / "rl" / "selfplay" / "g0001.selfplay")
     assert figures["games"] == 3 and len(starts) == 3
     assert sorted(set(np.asarray(records["game"]).tolist())) == [0, 1, 2]
 
@@ -838,5 +838,5 @@ def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restar
     assert (models / "best.onnx").read_bytes() == (models / "g0003.onnx").read_bytes()
     g3 = json.loads((out / "gens" / "g0003.json").read_text())
     assert g3["verified_generation"] == 3 and "rolled_back_to" not in g3
-    games, _ = read_games(out / "selfplay" / "g0003.selfplay")
+    games, _ = read_selfplay_games(out / "selfplay" / "g0003.selfplay")
     assert len(games) > 0

@@ -20,7 +20,7 @@ from messiah.features import mirror_planes, planes
 from messiah.moves import mirror_indices, pad_indices
 from messiah.records.decode import decode, positions
 from messiah.records.formats import result_for_side_to_move
-from messiah.records.selfplay import FAST
+from messiah.records.selfplayfile import FAST
 
 NO_RESULT = 0.5  # the result field of a row whose result is unknown (it means nothing there)
 NO_RANK = -100  # the ranking slot of a row without a ranking target (torch's ignore_index): a fast search's row

@@ -3,24 +3,15 @@ nothing (``evaluate``, ``book``, ``fit-winrate``) read data without the training
 
 - :mod:`~messiah.records.formats`: hcpe, YaneuraOu PackedSfenValue, CSA, KIF and jsonl, each read as cshogi
   hcpe records (cshogi's dtypes and parsers);
-- :mod:`~messiah.records.files`: a file of any format as one indexable :class:`Records`, its game index
-  (``NAME.games``) and the split into games;
-- :mod:`~messiah.records.selfplay`: the self-play record format that ``messiah rl`` writes;
+- :mod:`~messiah.records.datafile`: a file of any format as one indexable :class:`Records`, and the split into
+  games;
+- :mod:`~messiah.records.gameindex`: the game index beside a file (``NAME.games``), which its writers append to;
+- :mod:`~messiah.records.selfplayfile`: the self-play record format that ``messiah rl`` writes;
 - :mod:`~messiah.records.decode`: records decoded once into position arrays, legal moves and the teacher's move.
 """
 
+from messiah.records.datafile import Records, count_games, follows, read_records, split_by_game
 from messiah.records.decode import Decoded, decode
-from messiah.records.files import (
-    GAME_INDEX_SUFFIX,
-    Records,
-    append_game_index,
-    count_games,
-    follows,
-    game_index_path,
-    read_game_index,
-    read_records,
-    split_by_game,
-)
 from messiah.records.formats import (
     HCPE,
     PSV,
@@ -34,6 +25,7 @@ from messiah.records.formats import (
     read_jsonl,
     read_psv,
 )
+from messiah.records.gameindex import GAME_INDEX_SUFFIX, append_game_index, game_index_path, read_game_index
 
 __all__ = ["GAME_INDEX_SUFFIX", "HCPE", "PSV", "SUFFIXES", "Decoded", "GameRecords", "Records", "append_game_index",
            "check_hcpe", "count_games", "decode", "follows", "game_index_path", "psv_to_hcpe", "read_game_index",

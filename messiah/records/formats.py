@@ -2,7 +2,7 @@
 position, ``eval`` the teacher's score in centipawns for the side to move (0 when the data has none),
 ``bestMove16`` the teacher's or the played move (cshogi move16) and ``gameResult`` 0 draw / 1 black won / 2
 white won. hcpe files are memory-mapped; YaneuraOu PackedSfenValue (psv) files are memory-mapped too and
-converted row by row when gathered (:class:`messiah.records.files.Records`), because they can be larger than
+converted row by row when gathered (:class:`messiah.records.datafile.Records`), because they can be larger than
 memory; game records (CSA, KIF, jsonl) are small and read whole, through cshogi's parsers.
 """
 

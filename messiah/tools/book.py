@@ -94,7 +94,7 @@ def _games(path: Path) -> list[tuple[np.ndarray, int]]:
     rows = records[slice(None)]
     plies = None
     if path.suffix == ".selfplay":
-        from messiah.records.selfplay import read_selfplay
+        from messiah.records.selfplayfile import read_selfplay
 
         plies = np.asarray(read_selfplay(path)["ply"])
     starts = records.game_starts

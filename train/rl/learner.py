@@ -44,7 +44,7 @@ from messiah.models.widen import widen
 from messiah.moves import pad_indices
 from messiah.records import read_records
 from messiah.records.decode import positions
-from messiah.records.selfplay import FINAL, SELFPLAY, read_games, tree_file
+from messiah.records.selfplayfile import FINAL, SELFPLAY, read_selfplay_games, tree_file
 from messiah.train.batch import NO_RANK, Batch, concat, mirror, selfplay_rows, value_loss
 from messiah.train.data import TeacherData, gather
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
@@ -119,7 +119,7 @@ class Window:
         trees = []
         total = 0
         for path in reversed(files):
-            records, starts = read_games(path)
+            records, starts = read_selfplay_games(path)
             if not len(records):
                 continue
             need = size - total
@@ -129,7 +129,7 @@ class Window:
                     break
                 records, starts = records[int(first[0]):], starts[starts >= first[0]] - int(first[0])
             self.parts.append((records, starts))
-            trees.append(read_games(tree_file(path))[0])  # all of a generation's, also where its games are cut
+            trees.append(read_selfplay_games(tree_file(path))[0])  # all of a generation's, also where its games are cut
             total += len(records)
             if total >= size:
                 break

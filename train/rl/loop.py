@@ -3,7 +3,7 @@
 A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
 
 1. **self-play**: actors play ``games`` games with the current best model (``models/best.onnx``) and the
-   driver appends each finished game to ``selfplay/gNNNN.selfplay`` (the format of messiah.records.selfplay; the
+   driver appends each finished game to ``selfplay/gNNNN.selfplay`` (the format of messiah.records.selfplayfile; the
    actors of selfplay.py);
 2. **learn**: ``steps`` learner steps on the newest ``window`` positions (learner.py), the learner
    continuing from where the last generation left it, whether or not its model was promoted;
@@ -42,14 +42,14 @@ from messiah.errors import DataError, UserError
 from messiah.evaluator import default_model_path
 from messiah.files import atomic_path, json_text, write_json
 from messiah.paths import SHARED_DATA
-from messiah.records.selfplay import (
+from messiah.records.selfplayfile import (
     END_TRUNCATED,
     ENDINGS,
     SELFPLAY,
     TREE,
     append_game,
     prepare,
-    read_games,
+    read_selfplay_games,
     tree_file,
 )
 from messiah.train.pool import WorkerPool
@@ -118,7 +118,7 @@ def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
     path = out / f"g{generation:04d}.selfplay"
     prepare(path)
     prepare(tree_file(path))
-    records, _ = read_games(path)
+    records, _ = read_selfplay_games(path)
     done = set(np.unique(np.asarray(records["game"])).tolist()) if len(records) else set()
     todo = [s for s in game_specs(cfg, generation) if s.game not in done]
     stats_path = out / f"g{generation:04d}.stats.jsonl"
@@ -268,7 +268,7 @@ class RayActor:
 def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, cfg: RLConfig) -> dict:
     """How the generation's games went (all of them, resumed ones included) and this invocation's speed."""
     stats = [json.loads(x) for x in stats_path.read_text().splitlines() if x.strip()] if stats_path.exists() else []
-    records, _ = read_games(path)
+    records, _ = read_selfplay_games(path)
     n = max(len(stats), 1)
     ends = [s["end"] for s in stats]
     checked = [s for s in stats if s["would_resign"] >= 0 and s["end"] != END_TRUNCATED]
@@ -278,7 +278,7 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
     all_plies = sum(s["plies"] for s in stats)
     search_s = sum(s["seconds"] for s in fresh)
     actors = max(1, min(actor_count(cfg), played))
-    tree, _ = read_games(tree_file(path))
+    tree, _ = read_selfplay_games(tree_file(path))
     return {"games": len(stats), "positions": len(records), "tree_positions": len(tree),
             "selfplay_s": seconds if played else math.nan,
             "selfplay_positions_per_s": plies / seconds if played and seconds else math.nan,

@@ -31,7 +31,7 @@ import numpy as np
 from messiah.engine.engine import Engine
 from messiah.evaluator import Evaluator, softmax_weights
 from messiah.moves import legal_move_indices
-from messiah.records.selfplay import (
+from messiah.records.selfplayfile import (
     END_DECLARATION,
     END_MATED,
     END_PROVEN_MATE,
@@ -364,7 +364,7 @@ def choose_slot(values: np.ndarray, best: int, proven: bool, moved: int, cfg: RL
 
 def game_records(rows: list[np.ndarray], tree: list[np.ndarray], end: int, winner: int | None) -> np.ndarray:
     """A game's records: its rows in order with its ending and result, then its TreeStrap rows (flagged, the
-    driver files them apart: records.selfplay.tree_file), which keep gameResult 0 (the game never reached them)."""
+    driver files them apart: records.selfplayfile.tree_file), which keep gameResult 0 (the game never reached them)."""
     out = np.array(rows, SELFPLAY) if rows else np.zeros(0, SELFPLAY)
     out["end"] = end
     out["gameResult"] = 0 if winner is None else (1 if winner == cshogi.BLACK else 2)

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from messiah.records.formats import result_for_side_to_move
-from messiah.records.selfplay import END_TRUNCATED, FINAL, PROVEN
+from messiah.records.selfplayfile import END_TRUNCATED, FINAL, PROVEN
 
 
 def flip(x: float | np.ndarray, gamma: float) -> float | np.ndarray:

@@ -17,11 +17,11 @@ import cshogi
 import numpy as np
 
 from messiah.errors import DataError
-from messiah.records.files import GAME_INDEX_DTYPE, append_game_index, game_index_path
 from messiah.records.formats import CHECKED_RECORDS, HCPE_FIELDS, check_hcpe, check_size
+from messiah.records.gameindex import GAME_INDEX_DTYPE, append_game_index, game_index_path
 
-__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_games", "read_selfplay",
-           "tree_file"]
+__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_selfplay",
+           "read_selfplay_games", "tree_file"]
 
 # Self-play records of ``messiah rl`` (this module writes them): fixed width, so a file is memory-mapped.
 # They begin with the hcpe fields (``eval`` the root value in cp at the teacher scale, ``bestMove16`` the
@@ -103,7 +103,7 @@ def append_game(path: str | os.PathLike, rows: np.ndarray) -> None:
     append_game_index(path, [len(rows)])
 
 
-def read_games(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
+def read_selfplay_games(path: str | os.PathLike) -> tuple[np.ndarray, np.ndarray]:
     """A prepared file's records (memory-mapped; empty when there are none) and each game's first record."""
     path = Path(path)
     if not path.exists() or path.stat().st_size == 0:

@@ -1,12 +1,11 @@
-"""A data file of any supported format as one indexable array of hcpe records (:class:`Records`), the exact
-game index beside a file (``NAME.games``), and the split of records into games: exact where a file says where
-its games start, guessed from consecutive positions where it does not.
+"""A data file of any supported format as one indexable array of hcpe records (:class:`Records`), and the split
+of records into games: exact where a file says where its games start (its format, or the game index beside it:
+:mod:`messiah.records.gameindex`), guessed from consecutive positions where it does not.
 """
 
 from __future__ import annotations
 
 import os
-import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -33,6 +32,8 @@ from messiah.records.formats import (
     read_jsonl,
     read_psv,
 )
+from messiah.records.gameindex import read_game_index
+from messiah.records.selfplayfile import END_TRUNCATED, read_selfplay
 
 
 class Records:
@@ -110,41 +111,6 @@ class Records:
         return np.ones(len(range(len(self))[index]) if isinstance(index, slice) else len(index), bool)
 
 
-GAME_INDEX_SUFFIX = ".games"
-GAME_INDEX_DTYPE = np.dtype("<u4")
-
-
-def game_index_path(path: str | os.PathLike) -> Path:
-    """Where the game index of a data file lies: beside it, ``NAME.games``."""
-    path = Path(path)
-    return path.with_name(path.name + GAME_INDEX_SUFFIX)
-
-
-def append_game_index(path: str | os.PathLike, lengths: Sequence[int]) -> None:
-    """Append games of these lengths (records each) to the game index of data file ``path``. A writer
-    that knows its games (gensfen, the RL records) calls it after each whole game it appends."""
-    with open(game_index_path(path), "ab") as f:
-        f.write(np.asarray(lengths, GAME_INDEX_DTYPE).tobytes())
-        f.flush()
-        os.fsync(f.fileno())
-
-
-def read_game_index(path: str | os.PathLike, records: int) -> np.ndarray | None:
-    """The first record of each game of data file ``path`` (``records`` long), from its game index: a
-    little-endian uint32 per game, its number of records, in file order. None, with a warning, when the
-    index does not cover the file exactly (it is then of no use); None, silently, when there is none."""
-    index = game_index_path(path)
-    if not index.exists():
-        return None
-    size = index.stat().st_size
-    lengths = np.fromfile(index, GAME_INDEX_DTYPE, count=size // GAME_INDEX_DTYPE.itemsize).astype(np.int64)
-    if size % GAME_INDEX_DTYPE.itemsize or lengths.sum() != records or (lengths == 0).any():
-        warnings.warn(f"{index}: covers {lengths.sum():,} records in {len(lengths):,} games, the file holds "
-                      f"{records:,}: ignored, games are guessed", stacklevel=2)
-        return None
-    return np.concatenate([[0], np.cumsum(lengths)[:-1]]).astype(np.int64)
-
-
 def read_records(path: str | os.PathLike) -> Records:
     """Open any supported data file by its extension: .hcpe, .psv/.bin (YaneuraOu PackedSfenValue), .csa,
     .kif/.kifu, .jsonl. ValueError naming the file for an unknown extension or a bad file."""
@@ -155,8 +121,6 @@ def read_records(path: str | os.PathLike) -> Records:
         data = read_psv(path) if psv else read_hcpe(path)
         return Records(path, data, psv=psv, game_starts=read_game_index(path, len(data)))
     if suffix in SELFPLAY_SUFFIXES:
-        from messiah.records.selfplay import END_TRUNCATED, read_selfplay  # it reads the game index of this module
-
         data = read_selfplay(path)
         return Records(path, data[HCPE_FIELDS], game_starts=read_game_index(path, len(data)),
                        result_known=np.asarray(data["end"] != END_TRUNCATED))
