@@ -2,7 +2,7 @@
 and the stop flag.
 
 What a search was asked for (nodes, depth, movetime) is :class:`search.base.Limits`; how a ``go`` clock becomes
-a budget is the engine's policy (:mod:`messiah.engine.timeman`). Only the clock changes while a search runs:
+a budget is the engine's policy (:mod:`messiah.engine.thinktime`). Only the clock changes while a search runs:
 ``stop`` from the protocol thread, and ``ponderhit``, which swaps in a new budget as one immutable object, so
 the search thread sees either the old budget or the new one, never a mix of the two (Stockfish keeps the
 request, LimitsType, apart from the clock, TimeManagement, in the same way).

@@ -10,7 +10,7 @@ import cshogi
 import pytest
 from conftest import FORMATS, GAMES, read_hcpe
 
-from messiah.engine.book import Book, BookMove, BookRules, flip_move, flip_sfen, read_book
+from messiah.engine.openingbook import Book, BookMove, BookRules, flip_move, flip_sfen, read_book
 from messiah.engine.usi import UsiEngine
 from messiah.errors import DataError
 from messiah.tools.book import BookBuildConfig, build_book

@@ -15,7 +15,7 @@ from conftest import GUARD, LOOKS, MATES, STEP
 from cshogi.usi import Engine
 
 from messiah.engine.options import OPTIONS
-from messiah.engine.timeman import Delays, TimeBudget, think_time
+from messiah.engine.thinktime import Delays, TimeBudget, think_time
 from messiah.engine.usi import UsiEngine, parse_position
 from messiah.position import PositionError
 from messiah.rules import ENTERING_KING_RULES

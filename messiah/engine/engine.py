@@ -22,10 +22,10 @@ from typing import Literal
 import cshogi
 
 from messiah.config import setting
-from messiah.engine.book import NO_BOOK, Book, BookMove, read_book
+from messiah.engine.openingbook import NO_BOOK, Book, BookMove, read_book
 from messiah.engine.options import DEFAULT_MODEL, OPTIONS, book_rules, game_rules
 from messiah.engine.strength import Strength
-from messiah.engine.timeman import Delays, think_time
+from messiah.engine.thinktime import Delays, think_time
 from messiah.errors import DataError
 from messiah.evaluator import Evaluator, ModelError
 from messiah.protocol import UsiError, one_line
@@ -220,7 +220,7 @@ class Engine:
                                     self.rng)
 
     def budget(self, go: Mapping[str, int], board: cshogi.Board) -> TimeBudget:
-        """The time ``go``'s clock gives the side to move of ``board`` (engine.timeman.think_time)."""
+        """The time ``go``'s clock gives the side to move of ``board`` (engine.thinktime.think_time)."""
         return think_time(dict(go), board.turn, board.move_number, Delays.of(self.settings),
                           self.settings["TimeHorizon"], self.settings["TimeMinMovesToGo"])
 

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 
-from messiah.engine.book import NO_BOOK, BookRules
+from messiah.engine.openingbook import NO_BOOK, BookRules
 from messiah.engine.strength import LEVELS
-from messiah.engine.timeman import GAME_PLY_HORIZON, MIN_MOVES_TO_GO, NETWORK_DELAY2
+from messiah.engine.thinktime import GAME_PLY_HORIZON, MIN_MOVES_TO_GO, NETWORK_DELAY2
 from messiah.evaluator import DEVICES
 from messiah.protocol import INTEGER, UsiError, parse_int
 from messiah.rules import DEFAULT_ENTERING_KING_RULE, ENTERING_KING_RULES, GameRules
@@ -69,7 +69,7 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "Search": Option("combo", DEFAULT_SEARCH, choices=tuple(searchers)),
         "USI_Hash": Option("spin", 256, 1, 65536),  # MB, sized by the searcher (Searcher.set_hash)
         "USI_Ponder": Option("check", False),  # also whether bestmove names a ponder move (cshogi.cli ponders on it)
-        # time, with YaneuraOu's names (engine.timeman.think_time): ms off the aimed time, ms off the deadline,
+        # time, with YaneuraOu's names (engine.thinktime.think_time): ms off the aimed time, ms off the deadline,
         # the least a move takes (defaults for a local GUI; YaneuraOu's 120, 1120, 2000 suit a server's clock)
         "NetworkDelay": Option("spin", 0, 0, 10000),
         "NetworkDelay2": Option("spin", NETWORK_DELAY2, 0, 10000),
@@ -77,7 +77,7 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "PvInterval": Option("spin", round(1000 * INFO_EVERY), 0, 100000),  # ms between progress lines (puct, ucb1)
         # the searches' own options (MateNodes, BatchSize, PuctC, ...), as they declare them
         **{name: Option("spin", o.usi_default, o.low, o.high) for name, o in search_options(searchers).items()},
-        # time management with a main time (sudden death, Fischer): see engine.timeman.think_time
+        # time management with a main time (sudden death, Fischer): see engine.thinktime.think_time
         "TimeHorizon": Option("spin", GAME_PLY_HORIZON, 1, 1000),  # the ply by which the main time should be spent
         "TimeMinMovesToGo": Option("spin", MIN_MOVES_TO_GO, 1, 1000),  # the main time is shared over at least these
         "TimeObvious": Option("spin", round(100 * OBVIOUS), 1, 1000),  # % of a move's share for an obvious move
@@ -94,7 +94,7 @@ def usi_options(searchers: Mapping[str, type[Searcher]] = SEARCHERS) -> dict[str
         "DrawValueWhite": Option("spin", 500, 0, 1000),  # and when it plays white
         "ConsiderationMode": Option("check", False),  # analysis for a GUI: no book move, no resignation
         "ScoreScale": Option("spin", MESSIAH_SCALE, 1, 100000),  # score cp = logit(winrate) * this (zero-sum)
-        # the opening book, with YaneuraOu's names and meanings (engine.book.BookRules)
+        # the opening book, with YaneuraOu's names and meanings (engine.openingbook.BookRules)
         "USI_OwnBook": Option("check", True),  # whether the BookFile is used
         "BookFile": Option("filename", NO_BOOK),  # a YANEURAOU-DB2016 book, or no_book
         "BookMoves": Option("spin", BookRules.moves, 0, 10000),

@@ -25,7 +25,7 @@ from messiah import __version__
 from messiah.engine.engine import Engine, load_evaluator
 from messiah.engine.mate import solve_mate
 from messiah.engine.options import NO_LOG, OPTIONS
-from messiah.engine.timeman import TimeBudget, think_time
+from messiah.engine.thinktime import TimeBudget, think_time
 from messiah.evaluator import Evaluator
 from messiah.position import PositionError, parse_position
 from messiah.protocol import UsiError, one_line, parse_go, parse_int

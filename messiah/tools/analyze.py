@@ -14,8 +14,8 @@ import cshogi
 import numpy as np
 
 from messiah.config import at_least, setting
-from messiah.engine.book import BookMove
 from messiah.engine.engine import Engine, EngineChoice, overrides
+from messiah.engine.openingbook import BookMove
 from messiah.errors import UserError
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.position import PositionError, parse_position

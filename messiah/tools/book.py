@@ -1,5 +1,5 @@
 """`messiah book`: build an opening book from game records, deepen it by searching its moves with the engine
-("think"), and show it at a position. The book is YaneuraOu's text format (messiah.engine.book), which
+("think"), and show it at a position. The book is YaneuraOu's text format (messiah.engine.openingbook), which
 ``BookFile`` reads.
 
 A book built from records counts how often each move was played in each position of the first ``--plies``
@@ -18,8 +18,8 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.config import at_least, setting
-from messiah.engine.book import Book, BookMove, read_book
 from messiah.engine.engine import Engine, EngineChoice
+from messiah.engine.openingbook import Book, BookMove, read_book
 from messiah.errors import DataError
 from messiah.tools.analyze import read_position
 
