@@ -142,3 +142,12 @@ def test_the_perft_bench_counts_by_the_core_and_by_cshogi():
     assert figures["core"] == figures["cshogi"] == 25_470 and figures["equal"]
     after_a_move = bench_perft(PerftBench("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2", 2))
     assert after_a_move["core"] == after_a_move["cshogi"] > 0 and after_a_move["depth"] == 2
+
+
+def test_the_clock_bench_drives_both_engines_through_the_projects_usi_client(fake):
+    """bench clock plays through messiah.arena.client.UsiClient (an engine's stderr is not left to fill a pipe, a
+    dead one is an error): the fake engine answers each go at once, so no flag falls."""
+    from messiah.tools.bench import ClockBench, bench_clock
+
+    figures = bench_clock(ClockBench(engine=fake, byoyomi=100, plies=4, options={"MultiPV": "1"}))
+    assert figures["moves"] == 4 and not figures["flag_fell"] and figures["left_ms"] == [0, 0]

@@ -529,21 +529,17 @@ def bench_stand_in(path: str | Path | None, positions: PositionSet, movetime: fl
 
 
 def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = SEARCH_NAMES) -> dict:
-    """How far past its byoyomi this installation's engine process answers, as a GUI sees it (through
-    cshogi.usi.Engine and the pipes), with NetworkDelay2 0: what the margin must cover. Per search, over
+    """How far past its byoyomi this installation's engine process answers, as a GUI sees it (through the pipes,
+    driven by messiah.arena.client.UsiClient), with NetworkDelay2 0: what the margin must cover. Per search, over
     ``cfg.moves`` positions."""
-    from cshogi.usi import Engine
-
+    from messiah.arena.client import UsiClient
     from messiah.arena.match import messiah_command
 
     positions, byoyomi_ms, moves = position_set(cfg.positions), cfg.byoyomi, cfg.moves
     out: dict = {"byoyomi_ms": byoyomi_ms, "moves_per_search": moves}
     for name in searches:
-        usi = Engine(messiah_command())
+        usi = UsiClient(messiah_command(), {"Search": name, "NetworkDelay2": "0"})
         try:
-            usi.setoption("Search", name)
-            usi.setoption("NetworkDelay2", 0)
-            usi.isready()
             overshoot = []
             for board in positions.boards[:moves]:
                 usi.position(sfen=board.sfen())
@@ -551,7 +547,7 @@ def bench_latency(cfg: LatencyBench, searches: tuple[str, ...] = SEARCH_NAMES) -
                 usi.go(byoyomi=byoyomi_ms)
                 overshoot.append((time.perf_counter() - start) * 1000 - byoyomi_ms)
         finally:
-            usi.quit()
+            usi.close()
         ms = np.array(overshoot)
         out[name] = {"median_ms": float(np.median(ms)), "p99_ms": float(np.percentile(ms, 99)),
                      "max_ms": float(ms.max()), "min_ms": float(ms.min())}
@@ -563,18 +559,14 @@ def bench_clock(cfg: ClockBench, opening: list[str] | None = None) -> dict:
     (cshogi.cli's rules: the increment credited before the move, byoyomi after the main time): the time
     each move took, the clock left at the end, and whether a flag fell. The game stops at ``cfg.plies`` or
     when it ends."""
-    from cshogi.usi import Engine
-
+    from messiah.arena.client import UsiClient
     from messiah.arena.match import messiah_command
 
     main, inc, byoyomi, plies = cfg.time, cfg.inc, cfg.byoyomi, cfg.plies
     clock = {"time": main, "inc": inc, "byoyomi": byoyomi}
     engine = cfg.engine or messiah_command()
-    players = [Engine(engine), Engine(engine)]
+    players = [UsiClient(engine, cfg.options), UsiClient(engine, cfg.options)]
     for usi in players:
-        for name, value in cfg.options.items():
-            usi.setoption(name, value)
-        usi.isready()
         usi.usinewgame()
     board, moves = cshogi.Board(), list(opening or [])
     for move in moves:
@@ -602,7 +594,7 @@ def bench_clock(cfg: ClockBench, opening: list[str] | None = None) -> dict:
             moves.append(best)
     finally:
         for usi in players:
-            usi.quit()
+            usi.close()
     ms = np.array(spent)
     return {"clock": clock, "moves": len(spent), "mean_ms": float(ms.mean()), "min_ms": float(ms.min()),
             "max_ms": float(ms.max()), "total_s": [float(ms[side::2].sum() / 1000) for side in (0, 1)],
