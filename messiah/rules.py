@@ -1,7 +1,9 @@
 """The rules of a game that the board does not carry: how an entering king wins (YaneuraOu's
 ``EnteringKingRule``), what a draw is worth to the engine (``DrawValueBlack``/``DrawValueWhite``) and the ply
 at which a game still going is a draw (``MaxMovesToDraw``). The searches value their leaves by them and the
-USI engine declares by them, so the engine plays the game the GUI says it is playing.
+USI engine declares by them, so the engine plays the game the GUI says it is playing. And the game's numbers
+that the rest of messiah sizes or stops by: the most legal moves a position can have (:data:`MAX_LEGAL_MOVES`)
+and the ply at which the project's own games are drawn (:data:`DRAW_PLY`).
 
 Entering-king rules, with YaneuraOu's names (its ``Position::DeclarationWin``):
 
@@ -29,6 +31,11 @@ import cshogi
 ENTERING_KING_RULES = ("NoEnteringKing", "CSARule24", "CSARule24H", "CSARule27", "CSARule27H", "TryRule")
 DEFAULT_ENTERING_KING_RULE = "CSARule27"  # floodgate's and the CSA tournaments' rule, YaneuraOu's default
 DRAW = 0.5  # a draw's value for the side to move when neither side is told to avoid one
+MAX_LEGAL_MOVES = 593  # the most legal moves a shogi position can have (a known composed position)
+# The ply at which the project's own games still going are draws: teacher generation (gensfen --max-ply), self-play
+# (rl --max-ply) and matches (match --draw). The engine itself draws only at MaxMovesToDraw (0: never); cshogi.cli's
+# own default is 256.
+DRAW_PLY = 320
 
 FULL_SET_POINTS = 54  # all 38 pieces but the kings: 2 x (17 small pieces at 1 + a rook and a bishop at 5)
 POINTS_NEEDED = {"CSARule24": (31, 31), "CSARule27": (28, 27)}  # (black, white) for a full set

@@ -30,7 +30,7 @@ from messiah.search.base import (
     MATE,
     MATE_NODES,
     MATE_STEP,
-    MAX_PLY,
+    PV_PLIES,
     InfoCallback,
     Limits,
     Searcher,
@@ -98,7 +98,7 @@ class AlphaBeta(Searcher):
         # the best root move of the pass in progress that beat alpha: its value and line
         self.root_best: tuple[float, list[int]] | None = None
         # the principal variation below each ply of the node being searched (a triangular PV table)
-        self.pv: list[list[int]] = [[] for _ in range(MAX_PLY + 2)]
+        self.pv: list[list[int]] = [[] for _ in range(PV_PLIES + 2)]
 
     def new_game(self) -> None:
         super().new_game()

@@ -22,7 +22,7 @@ from messiah.search.timeman import Clock
 
 MATE = 2.0
 MATE_STEP = 1e-3
-MAX_PLY = 512
+PV_PLIES = 512  # the rows of alpha-beta's PV table: a line kept for each ply of a search (not a game's length)
 # board.is_draw() codes for the side to move -> value (a plain repetition: the rules' draw value). A "superior"
 # repetition (the same position with more pieces in hand) is treated as a win, as shogi engines usually do in
 # search.

@@ -25,26 +25,27 @@ from collections.abc import Callable
 import cshogi
 import numpy as np
 
-MAX_MOVES = 600  # more than the most legal moves a shogi position has (593)
+from messiah.rules import MAX_LEGAL_MOVES
+
 READY_TIMEOUT = 120.0  # seconds a helper may take to load its model and warm up (numba compiles on a fresh install)
 DONE_TIMEOUT = 5.0  # seconds a stopped helper may take to finish its batch and answer
 
 
 class RootTable:
-    """The shared rows of ``processes`` processes: keys (uint64), visits and values (float64, MAX_MOVES each).
+    """The shared rows of ``processes`` processes: keys (uint64), visits and values (float64, MAX_LEGAL_MOVES each).
     Made by the main process and handed to each helper as it is started."""
 
     def __init__(self, processes: int):
         ctx = multiprocessing.get_context("spawn")
         self.processes = processes
         self._keys = ctx.RawArray("Q", processes)
-        self._n = ctx.RawArray("d", processes * MAX_MOVES)
-        self._w = ctx.RawArray("d", processes * MAX_MOVES)
+        self._n = ctx.RawArray("d", processes * MAX_LEGAL_MOVES)
+        self._w = ctx.RawArray("d", processes * MAX_LEGAL_MOVES)
 
     def views(self) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """numpy views of the keys, visits and values (no copies: writes are shared)."""
-        n = np.frombuffer(self._n, np.float64).reshape(self.processes, MAX_MOVES)
-        w = np.frombuffer(self._w, np.float64).reshape(self.processes, MAX_MOVES)
+        n = np.frombuffer(self._n, np.float64).reshape(self.processes, MAX_LEGAL_MOVES)
+        w = np.frombuffer(self._w, np.float64).reshape(self.processes, MAX_LEGAL_MOVES)
         return np.frombuffer(self._keys, np.uint64), n, w
 
 
@@ -61,7 +62,7 @@ class RootShare:
         """Publish ``node``'s own statistics (the root of this process's search, a :class:`search.tree.NodeView`)
         and take in the others'."""
         m = len(node.n)
-        if m == 0 or m > MAX_MOVES:
+        if m == 0 or m > MAX_LEGAL_MOVES:
             return
         taken_n, taken_w = node.shared if node.shared is not None else (np.zeros(m), np.zeros(m))
         key = np.uint64(node.key)

@@ -7,6 +7,7 @@ import pytest
 from messiah.rules import (
     ENTERING_KING_RULES,
     FULL_SET_POINTS,
+    MAX_LEGAL_MOVES,
     GameRules,
     declaration_points,
     material_points,
@@ -111,3 +112,15 @@ def test_a_repetition_takes_the_draw_value():
         b.push_usi(move)
     assert terminal_value(b, 4, GameRules(draw_black=0.25)) == pytest.approx(0.25)  # black root, black to move
     assert terminal_value(b, 4) == pytest.approx(0.5)
+
+
+def test_the_most_legal_moves_a_position_has_is_the_bound_the_records_and_root_sharing_are_sized_by():
+    """MAX_LEGAL_MOVES is the rules' number (the known 593-move position), and the self-play record's move values
+    and the root-parallel table's rows are as wide as it."""
+    from messiah.records.selfplayfile import SELFPLAY
+    from messiah.search.parallel import RootTable
+
+    most = board("R8/2K1S1SSk/4B4/9/9/9/9/9/1L1L1L3 b RBGSNLP3g3n17p 1")
+    assert len(list(most.legal_moves)) == MAX_LEGAL_MOVES == 593
+    assert SELFPLAY["values"].shape == (MAX_LEGAL_MOVES,)
+    assert RootTable(2).views()[1].shape == (2, MAX_LEGAL_MOVES)

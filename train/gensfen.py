@@ -43,7 +43,6 @@ import numpy as np
 from tqdm import tqdm
 
 from messiah.arena.client import SEARCH_SECONDS, EngineError, SearchReport, UsiClient, resolve_engine
-from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.position import perpetual_check_winner
@@ -57,6 +56,7 @@ from messiah.records import (
     read_records,
 )
 from messiah.records.formats import is_legal
+from messiah.rules import DRAW_PLY
 from messiah.train.pool import WorkerPool
 from messiah.winrate import MAX_CP
 
@@ -64,7 +64,6 @@ DEFAULT_ENGINE = "/usr/games/fairy-stockfish"
 OPENING_PLIES = 24  # random opening moves fall within these plies
 RANDOM_MOVES = 5  # random moves a game, without an openings file
 RECORD_FROM = 16  # the first ply whose position is recorded
-MAX_PLY = DRAW_PLY  # a game still going at this ply is a draw
 ADJUDICATE_EVAL = 3000  # |eval| (cp) that wins for its side once ADJUDICATE_PLIES searched plies in a row reach it
 ADJUDICATE_PLIES = 6
 # The check of a game's searches. A search counts when it gave a move and a score that is not a mate, in a position
@@ -163,7 +162,7 @@ class Settings:
     nodes: int | None = None
     random_moves: int = RANDOM_MOVES
     record_from: int = RECORD_FROM
-    max_ply: int = MAX_PLY
+    max_ply: int = DRAW_PLY
     adjudicate_eval: int = ADJUDICATE_EVAL
     adjudicate_plies: int = ADJUDICATE_PLIES
     search_seconds: float = SEARCH_SECONDS

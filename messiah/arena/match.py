@@ -38,13 +38,13 @@ from messiah.errors import DataError, UserError
 from messiah.files import write_json
 from messiah.paths import SHARED_DATA
 from messiah.protocol import parse_go
+from messiah.rules import DRAW_PLY
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 OPENING_PLIES = 24
 # Without the shared set, openings of this many random legal moves: enough for varied games, few enough that
 # one side is rarely lost before the engines play.
 RANDOM_OPENING_PLIES = 8
-DRAW_PLY = 320  # the teacher data's draw length (gensfen's, the RL loop's); cshogi.cli's own default is 256
 BYOYOMI = 1000  # ms per move of a match that names no clock
 WATCHDOG_GRACE = GRACE_SECONDS  # s past a move's whole clock before a silent engine is resigned for
 

@@ -19,8 +19,9 @@ import numpy as np
 from messiah.errors import DataError
 from messiah.records.formats import CHECKED_RECORDS, HCPE_FIELDS, check_hcpe, check_size
 from messiah.records.gameindex import GAME_INDEX_DTYPE, append_game_index, game_index_path
+from messiah.rules import MAX_LEGAL_MOVES
 
-__all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepare", "read_selfplay",
+__all__ = ["END_TRUNCATED", "SELFPLAY", "append_game", "prepare", "read_selfplay",
            "read_selfplay_games", "tree_file"]
 
 # Self-play records of ``messiah rl`` (this module writes them): fixed width, so a file is memory-mapped.
@@ -28,7 +29,6 @@ __all__ = ["END_TRUNCATED", "MAX_LEGAL_MOVES", "SELFPLAY", "append_game", "prepa
 # played move, 0 in a game's final unplayed position, ``gameResult`` 0 also for a truncated game), so every
 # reader of hcpe data reads their positions; then what the learner needs. ``values`` holds the search's
 # value of each legal move, in the order of messiah.moves.legal_move_indices (NaN past ``moves``).
-MAX_LEGAL_MOVES = 593  # the most legal moves a shogi position can have
 SELFPLAY = np.dtype([("hcp", "u1", (32,)), ("eval", "<i2"), ("bestMove16", "<i2"), ("gameResult", "i1"),
                      ("dummy", "u1"), ("ply", "<u2"), ("game", "<u4"), ("generation", "<u2"), ("flags", "u1"),
                      ("end", "u1"), ("value", "<f4"), ("best", "<u2"), ("played", "<u2"), ("moves", "<u2"),

@@ -19,12 +19,12 @@ from pathlib import Path
 from typing import Literal
 
 from messiah.arena import stats
-from messiah.arena.match import DRAW_PLY
 from messiah.config import at_least, from_dict, setting, within
 from messiah.errors import UserError
 from messiah.files import write_json
 from messiah.models.config import NetConfig
 from messiah.paths import SHARED_DATA
+from messiah.rules import DRAW_PLY
 from messiah.search import SEARCH_NAMES
 from messiah.train.config import Training
 

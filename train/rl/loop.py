@@ -43,6 +43,10 @@ from messiah.evaluator import default_model_path
 from messiah.files import atomic_path, json_text, write_json
 from messiah.paths import SHARED_DATA
 from messiah.records.selfplayfile import (
+    END_MATED,
+    END_PROVEN_MATE,
+    END_REPETITION,
+    END_RESIGN,
     END_TRUNCATED,
     ENDINGS,
     SELFPLAY,
@@ -286,8 +290,8 @@ def selfplay_figures(path: Path, stats_path: Path, seconds: float, played: int, 
             "forward_share": sum(s["forward_seconds"] for s in fresh) / search_s if search_s else math.nan,
             "mean_plies": all_plies / n,
             **{f"{name}_share": sum(e == code for e in ends) / n for code, name in
-               ((END_TRUNCATED, "truncated"), (3, "resign"), (4, "repetition"))},
-            "mate_share": sum(e in (1, 2) for e in ends) / n,
+               ((END_TRUNCATED, "truncated"), (END_RESIGN, "resign"), (END_REPETITION, "repetition"))},
+            "mate_share": sum(e in (END_MATED, END_PROVEN_MATE) for e in ends) / n,
             "false_resign_rate": false / len(checked) if checked else math.nan, "resign_checked": len(checked),
             "exploratory_share": sum(s["exploratory"] for s in stats) / max(1, all_plies),
             "fast_share": sum(s.get("fast", 0) for s in stats) / max(1, all_plies),

@@ -41,11 +41,11 @@ from messiah.records.selfplayfile import (
     EXPLORATORY,
     FAST,
     FINAL,
-    MAX_LEGAL_MOVES,
     PROVEN,
     SELFPLAY,
     TREE,
 )
+from messiah.rules import MAX_LEGAL_MOVES
 from messiah.search import Limits, Searcher
 from messiah.search.base import REPETITION_LOOKBACK
 from messiah.train.rl.config import RLConfig

@@ -22,7 +22,7 @@ from __future__ import annotations
 import numpy as np
 
 from messiah.records.formats import result_for_side_to_move
-from messiah.records.selfplayfile import END_TRUNCATED, FINAL, PROVEN
+from messiah.records.selfplayfile import END_TRUNCATED, EXPLORATORY, FINAL, PROVEN
 
 
 def flip(x: float | np.ndarray, gamma: float) -> float | np.ndarray:
@@ -72,7 +72,7 @@ def game_targets(records: np.ndarray, values: np.ndarray, lam: float, gamma: flo
     else:
         turn = int(side_to_move(np.asarray(records["hcp"][last_row : last_row + 1]))[0])
         last = float(result_for_side_to_move(records["gameResult"][last_row : last_row + 1], turn)[0])
-    out[moved] = lambda_returns(values[moved], (flags[moved] & 1).astype(bool), last, lam, gamma, watkins)
+    out[moved] = lambda_returns(values[moved], (flags[moved] & EXPLORATORY).astype(bool), last, lam, gamma, watkins)
     return out
 
 
