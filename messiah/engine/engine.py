@@ -210,14 +210,26 @@ class Engine:
         return Limits(nodes=capped(nodes, self.strength.nodes) if self.strength else nodes,
                       depth=capped(go.get("depth"), self.settings["DepthLimit"]))
 
-    def choose(self, board: cshogi.Board, result: SearchResult) -> tuple[int, float]:
-        """The move to play from a search's ``result`` and its value: its best move, or at a Strength level, a
-        move the network values nearly as much (engine.strength)."""
+    def choose(self, board: cshogi.Board, result: SearchResult) -> int:
+        """The move to play from a search's ``result``: its best move, or at a Strength level, a move the network
+        values nearly as much (engine.strength). The position's value stays the search's."""
         if self.strength is None or not result.bestmove:
-            return result.bestmove, result.winrate
+            return result.bestmove
         proven_win = result.mate is not None and result.mate > 0
-        return self.strength.choose(result.bestmove, result.winrate, proven_win, self.searcher.cache.get(board),
-                                    self.rng)
+        return self.strength.choose(result.bestmove, proven_win, self.searcher.cache.get(board), self.rng)
+
+    def line(self, board: cshogi.Board, result: SearchResult, move: int) -> list[int]:
+        """The line to report and ponder on for ``move`` played from ``board``: the search's PV when it starts
+        with ``move`` and goes on, else ``move`` and the network's best reply (one forward pass), so that a GUI
+        gets a ponder move whenever the game goes on after ``move``."""
+        if result.pv[:1] == [move] and len(result.pv) > 1:
+            return list(result.pv)
+        board.push(move)
+        try:
+            reply = [] if board.is_game_over() else [self.searcher.cache.get(board).best()[0]]
+        finally:
+            board.pop()
+        return [move, *reply]
 
     def budget(self, go: Mapping[str, int], board: cshogi.Board) -> TimeBudget:
         """The time ``go``'s clock gives the side to move of ``board`` (engine.thinktime.think_time)."""

@@ -50,12 +50,13 @@ class Strength:
     def temperature(self) -> float:
         return TEMPERATURE_AT_1 * ((LEVELS - self.level) / (LEVELS - 1)) ** 2
 
-    def choose(self, best: int, value: float, proven_win: bool, scores: MoveScores,
-               rng: random.Random) -> tuple[int, float]:
-        """The move to play and its value: ``best`` (the search's, worth ``value`` to the side to move) or, by
-        the draw the module describes, one the network values nearly as much."""
+    def choose(self, best: int, proven_win: bool, scores: MoveScores, rng: random.Random) -> int:
+        """The move to play: ``best`` (the search's) or, by the draw the module describes, one the network values
+        nearly as much. What the engine reports stays the search's value of the position: the level plays a
+        weaker move, it does not misjudge the position (a GUI's graph of a weak level's game is as smooth as a
+        strong one's)."""
         if proven_win or self.temperature == 0 or len(scores.moves) < 2:
-            return best, value
+            return best
         values = scores.q.astype(np.float64)
         top = values.max()
         index = np.flatnonzero(scores.moves == best)
@@ -64,4 +65,4 @@ class Strength:
         near = np.flatnonzero(values >= top - CANDIDATES * self.temperature)
         weights = softmax_weights(values[near], self.temperature, top)
         pick = near[rng.choices(range(len(near)), weights=weights.tolist())[0]]
-        return (best, value) if scores.moves[pick] == best else (int(scores.moves[pick]), float(scores.q[pick]))
+        return int(scores.moves[pick])

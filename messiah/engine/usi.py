@@ -286,14 +286,16 @@ class UsiEngine:
                 reply = f"bestmove {cshogi.move_to_usi(declaration)}"
             elif not board.is_game_over():
                 result = engine.searcher.search(board, limits, lambda r: self._info(engine, r), clock)
-                move, value = engine.choose(board, result)
+                move = engine.choose(board, result)
                 if engine.resigns(result):
                     reply = "bestmove resign"
-                elif move != result.bestmove:  # a Strength level's choice: its line is the move alone
-                    self.write(f"info depth 1 score cp {engine.scale.to_cp(value)} pv {cshogi.move_to_usi(move)}")
-                    reply = f"bestmove {cshogi.move_to_usi(move)}"
                 elif move:
-                    ponder = cshogi.move_to_usi(result.pv[1]) if len(result.pv) > 1 else None
+                    line = engine.line(board, result, move)
+                    if move != result.bestmove:  # a Strength level's choice: the position's value, its own line
+                        score = f"mate {result.mate}" if result.mate is not None else \
+                            f"cp {engine.scale.to_cp(result.winrate)}"
+                        self.write(f"info depth 1 score {score} pv {' '.join(map(cshogi.move_to_usi, line))}")
+                    ponder = cshogi.move_to_usi(line[1]) if len(line) > 1 else None
                     reply = f"bestmove {cshogi.move_to_usi(move)}{self._ponder_move(ponder)}"
         except Exception as e:  # noqa: BLE001 - the engine must answer go whatever happens
             self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")

@@ -426,7 +426,8 @@ class PlayServer:
             replay.push(move)
         game.engine = {"winrate": round(result.winrate, 4), "mate": result.mate, "pv": " ".join(pv),
                        "depth": result.depth, "nodes": result.nodes}
-        self._play(*self.engine.choose(board, result))  # at a Strength level, maybe another move than the best
+        # at a Strength level maybe another move than the best; the position's value is the search's
+        self._play(self.engine.choose(board, result), result.winrate)
 
     def _play(self, move: int, value: float) -> None:
         """Play messiah's ``move``, worth ``value`` to it, and note black's win rate at it: GUIs draw an engine's
