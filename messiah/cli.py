@@ -136,8 +136,11 @@ def _quantize(args: argparse.Namespace) -> None:
 
 def _analyze(args: argparse.Namespace) -> None:
     from messiah.tools.analyze import analyze_position
+    from messiah.tools.picture import require_png_converter
 
     cfg = _config(args)
+    if cfg.png:
+        require_png_converter()  # before the search, not after it
     analysis = analyze_position(" ".join(cfg.position), nodes=cfg.nodes, movetime=cfg.movetime, depth=cfg.depth,
                                 options=cfg.engine_options())
     for path in filter(None, (cfg.svg, cfg.png)):
@@ -158,10 +161,12 @@ def _analyze(args: argparse.Namespace) -> None:
 
 def _annotate(args: argparse.Namespace) -> None:
     from messiah.engine.engine import engine_settings, load_evaluator
-    from messiah.tools.annotate import annotate_record, plot, read_record, summary_table, write_kif
+    from messiah.tools.annotate import annotate_record, plot, read_record, require_plot, summary_table, write_kif
 
     cfg = _config(args)
     record = read_record(cfg.record)  # before the model loads: a bad file fails at once
+    if cfg.png:
+        require_plot()  # and a missing extra before the game's analysis
     options = cfg.engine_options()
     analysis = annotate_record(record, load_evaluator(engine_settings(options)), None,
                                None if cfg.nodes else cfg.movetime, cfg.nodes, cfg.threshold,

@@ -159,3 +159,27 @@ def test_a_game_from_a_set_position(tmp_path, evaluator):
     assert "後手番" in text and "| ・ ・ 歩 ・ ・ ・ ・ ・ ・|六" in text and text.count("\n*messiah: ") == 2
     with pytest.raises(ValueError, match="board diagram"):
         read_record(tmp_path / "s.kif")
+
+
+def test_annotate_png_without_matplotlib_fails_before_the_analysis(monkeypatch, tmp_path, capsys):
+    """A missing plot extra is found before the game is analysed (a minute and more), not after."""
+    import builtins
+
+    import messiah.tools.annotate
+
+    real_import = builtins.__import__
+
+    def no_matplotlib(name, *args, **kwargs):
+        if name.split(".")[0] == "matplotlib":
+            raise ImportError(name)
+        return real_import(name, *args, **kwargs)
+
+    def no_analysis(*args, **kwargs):
+        raise AssertionError("analysed, then failed on the graph")
+
+    monkeypatch.setattr(builtins, "__import__", no_matplotlib)
+    monkeypatch.setattr(messiah.tools.annotate, "annotate_record", no_analysis)
+    csa = _write_csa(tmp_path / "b.csa", BLUNDER)
+    with pytest.raises(SystemExit) as exit_:
+        main(["annotate", csa, "--nodes", "200", "--png", str(tmp_path / "b.png"), "--quiet"])
+    assert exit_.value.code == 2 and "messiah[plot]" in capsys.readouterr().err

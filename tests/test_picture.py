@@ -127,3 +127,20 @@ def test_cli_writes_the_picture_and_refuses_a_malformed_sfen(tmp_path, capsys):
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "sfen board needs 9 ranks" in err
     assert not (tmp_path / "b.svg").exists()
+
+
+def test_analyze_png_without_a_converter_fails_before_it_searches(monkeypatch, tmp_path, capsys):
+    """A missing converter is found before the search, not after it: the search is never started."""
+    import messiah.tools.analyze
+    import messiah.tools.picture
+
+    monkeypatch.setattr(messiah.tools.picture, "png_converter", lambda: None)
+
+    def no_search(*args, **kwargs):
+        raise AssertionError("searched, then failed on the picture")
+
+    monkeypatch.setattr(messiah.tools.analyze, "analyze_position", no_search)
+    with pytest.raises(SystemExit) as exit_:
+        main(["analyze", *POSITION.split(), "--nodes", "100", "--png", str(tmp_path / "a.png")])
+    assert exit_.value.code == 2 and "rsvg-convert" in capsys.readouterr().err
+    assert not (tmp_path / "a.png").exists()

@@ -230,13 +230,20 @@ def write_kif(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
     return Path(path)
 
 
+def require_plot() -> None:
+    """A UserError naming the extra to install when :func:`plot` cannot draw: asked before a game's analysis
+    (a minute and more) rather than after it."""
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        raise UserError("the graph needs matplotlib: pip install 'messiah[plot]'") from None
+
+
 def plot(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
     """A PNG of black's win rate over the game, as GUIs draw it (white's is its mirror, so one curve says it
     all), shaded toward the side ahead, with each side's mistakes marked where the curve lands after them."""
-    try:
-        import matplotlib
-    except ImportError:
-        raise UserError("the graph needs matplotlib: pip install 'messiah[plot]'") from None
+    require_plot()
+    import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt

@@ -282,19 +282,26 @@ def png_converter() -> str | None:
     return "cairosvg"
 
 
+def require_png_converter() -> str:
+    """The converter :func:`svg_to_png` will use; a UserError naming what to install when there is none. A
+    command that will write a PNG asks first, so that no search is thrown away on a missing program."""
+    converter = png_converter()
+    if converter is None:
+        raise UserError("no SVG-to-PNG converter: install rsvg-convert (apt install librsvg2-bin) or cairosvg "
+                        "(pip install cairosvg), or write --svg")
+    return converter
+
+
 def svg_to_png(svg: str, path: str | os.PathLike) -> None:
     """Rasterise ``svg`` to ``path`` with librsvg's rsvg-convert or, failing that, cairosvg.
 
-    Raises ValueError naming what to install when neither is there. The kanji need a Japanese font
+    Raises UserError naming what to install when neither is there. The kanji need a Japanese font
     (e.g. Debian's fonts-ipafont-gothic); without one the converter draws empty boxes.
     """
-    converter = png_converter()
+    converter = require_png_converter()
     if converter == "rsvg-convert":
         subprocess.run(["rsvg-convert", "--format", "png", "--output", str(path)], input=svg.encode(), check=True)
     elif converter == "cairosvg":
         import cairosvg
 
         cairosvg.svg2png(bytestring=svg.encode(), write_to=str(path))
-    else:
-        raise UserError("no SVG-to-PNG converter: install rsvg-convert (apt install librsvg2-bin) or cairosvg "
-                         "(pip install cairosvg), or write --svg")
