@@ -93,7 +93,14 @@ def test_training_lowers_the_loss_and_exports_a_playable_model(small_data, tmp_p
     cfg = config(small_data, tmp_path / "run", 60)
     cfg.lr, cfg.warmup, cfg.eval_every = 5e-3, 5, 10
     model = pretrain.train(cfg)
+    with open(tmp_path / "run" / "log.csv", newline="") as f:
+        header = next(csv.reader(f))
+    # the whole header, by name, and every column written in every row (none left blank)
+    assert header == ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows",
+                      "agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss", "positions_per_s",
+                      "data_wait_share"] == pretrain.LOG_FIELDS
     rows = list(csv.DictReader(open(tmp_path / "run" / "log.csv")))
+    assert [int(r["step"]) for r in rows] == [10, 20, 30, 40, 50, 60] and all(all(r.values()) for r in rows)
     first, last = float(rows[0]["loss"]), float(rows[-1]["loss"])
     assert last < first
     assert 0 <= float(rows[-1]["agreement"]) <= 1
@@ -138,6 +145,22 @@ def test_loss_variants():
     assert pretrain.TrainConfig(loss="dueling").net.value_hidden == pretrain.DUELING_HIDDEN
     with pytest.raises(ValueError):
         pretrain.TrainConfig(loss="nope")
+
+
+def test_the_logged_terms_are_the_scalars_a_step_returns_and_a_row_with_another_column_fails(tmp_path):
+    """TERMS names what losses() returns as scalars (what Trainer.step hands back), every loss variant alike; a log
+    row with a column the header lacks, or without one it has, is refused."""
+    b = fake_batch([[0.3, -0.5, -0.05]], [0])
+    for loss in ("value", "rank", "margin", "dueling"):
+        out = pretrain.losses(FixedLogits(b["z"]), b, pretrain.TrainConfig(loss=loss))
+        assert tuple(k for k, v in out.items() if v.dim() == 0) == pretrain.TERMS, loss
+    path = tmp_path / "log.csv"
+    pretrain.start_log(path, None)
+    row = dict.fromkeys(pretrain.LOG_FIELDS, 0.0)
+    for bad in ({**row, "generation_s": 1.0}, {k: v for k, v in row.items() if k != "top3"}):
+        with pytest.raises(ValueError, match="log row"):
+            pretrain.append_log(path, bad)
+    assert path.read_text().splitlines() == [",".join(pretrain.LOG_FIELDS)]
 
 
 @pytest.mark.parametrize("loss", ["value", "margin", "dueling"])

@@ -3,6 +3,7 @@ tiny end-to-end run that resumes, and the Ray actors on a local instance."""
 
 from __future__ import annotations
 
+import csv
 import json
 import math
 import os
@@ -290,8 +291,15 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
     truncated = np.asarray(records["end"]) == END_TRUNCATED
     assert ((np.asarray(records["flags"]) & FINAL) > 0).sum() == sum(
         bool(truncated[s]) for s in starts)  # one final position per truncated game
-    header = (out / "log.csv").read_text().splitlines()
-    assert len(header) == 2 and header[0].startswith("generation,")
+    # log.csv: the whole header, and a column written for every figure of the generation but the JSON-only ones
+    from messiah.train.rl.loop import JSON_ONLY, LOG_FIELDS
+
+    with open(out / "log.csv", newline="") as f:
+        header, *written = list(csv.reader(f))
+    assert header == LOG_FIELDS and len(written) == 1
+    filled = {name for name, cell in zip(header, written[0], strict=True) if cell}
+    assert filled == {k for k, v in row.items() if k not in JSON_ONLY and v is not None} | {"total_elo"}
+    assert {"generation_s", "floodgate_value_mse", "teacher_value_mse"} <= filled  # once dropped unsaid
     steps_before = torch.load(out / "learner.pt", weights_only=True)["step"]
 
     # a kill -9 in generation 2's self-play, halfway through writing its second game
@@ -675,6 +683,10 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
     (gens / "g0005.json").write_text(json.dumps({"generation": 5, "gate_games": 40, "elo": None, "promoted": 1}))
     with open(write_log(tmp_path), newline="") as f:
         assert [(r["elo"], r["total_elo"]) for r in csv.DictReader(f)][-1] == ("", "42.5")
+    # a figure with no column is refused, naming the generation's file, rather than dropped from the log
+    (gens / "g0006.json").write_text(json.dumps({"generation": 6, "promoted": 1, "new_figure_s": 1.0}))
+    with pytest.raises(ValueError, match="g0006.json: figures with no column in log.csv: new_figure_s"):
+        write_log(tmp_path)
 
 
 def test_the_elo_panel_says_when_a_run_played_no_games(tmp_path):

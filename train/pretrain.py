@@ -54,9 +54,10 @@ from messiah.train.trainer import Process, Trainer, legal_logits, load_checkpoin
 
 __all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train"]
 
-LOG_FIELDS = ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows", "agreement",
-              "top3", "value_mse", "sign_accuracy", "val_rank_loss", "positions_per_s", "data_wait_share"]
-TERMS = LOG_FIELDS[2:8]  # the loss terms a step returns, averaged over the steps since the last row
+# The loss terms a step returns (the scalars of :func:`losses`), averaged over the steps since the last row
+TERMS = ("loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows")
+VALIDATION = ("agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss")  # Trainer.validate's figures
+LOG_FIELDS = ["step", "lr", *TERMS, *VALIDATION, "positions_per_s", "data_wait_share"]
 
 
 def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> dict[str, torch.Tensor]:
@@ -104,6 +105,11 @@ def start_log(path: Path, resume_step: int | None) -> None:
 
 
 def append_log(path: Path, row: dict) -> None:
+    """Append a row, which must have every column and no other: a figure added or dropped fails here, not in a
+    reader of the log."""
+    if set(row) != set(LOG_FIELDS):
+        raise ValueError(f"{path}: a log row without the columns {sorted(set(LOG_FIELDS) - set(row))} or with "
+                         f"{sorted(set(row) - set(LOG_FIELDS))} that have none")
     with open(path, "a", newline="") as f:
         csv.DictWriter(f, LOG_FIELDS).writerow(row)
     try:

@@ -77,8 +77,11 @@ LOG_FIELDS = [
     "teacher_value_mse", "floodgate_agreement", "gate_games", "gate_wins", "gate_losses", "gate_draws",
     "gate_score", "elo", "elo_low", "elo_high", "gate_s", "promoted", "best_generation", "total_elo",
     "verify_games", "verify_wins", "verify_losses", "verify_draws", "verify_elo", "verify_elo_low",
-    "verify_elo_high", "verify_s", "verified_generation", "rolled_back_to",
+    "verify_elo_high", "verify_s", "verified_generation", "rolled_back_to", "floodgate_value_mse", "generation_s",
 ]
+# A generation's figures kept in its gens/gNNNN.json only: the games' endings by name (a count each) and the gate's
+# SPRT decision (``promoted`` says what it decided). Every other figure is a column of log.csv.
+JSON_ONLY = ("endings", "sprt")
 
 
 def _copy_atomic(source: Path, path: Path) -> None:
@@ -549,7 +552,13 @@ def _promote_or_roll_back(cfg: RLConfig, state: RunState, generation: int, candi
 
 def write_log(out: Path) -> Path:
     """log.csv from the generations' json files (so a resumed run never duplicates a row), and log.png."""
-    rows = [json.loads(p.read_text()) for p in sorted((out / "gens").glob("g*.json"))]
+    files = sorted((out / "gens").glob("g*.json"))
+    rows = [json.loads(p.read_text()) for p in files]
+    for file, row in zip(files, rows, strict=True):
+        unknown = set(row) - set(LOG_FIELDS) - set(JSON_ONLY)
+        if unknown:
+            raise ValueError(f"{file}: figures with no column in log.csv: {', '.join(sorted(unknown))} (add them to "
+                             "LOG_FIELDS, or to JSON_ONLY)")
     total = 0.0
     for row in rows:
         if "gate_games" not in row:  # a generation without a gate (--no-gate) promotes no measured gain
@@ -559,9 +568,9 @@ def write_log(out: Path) -> Path:
         row["total_elo"] = total
     path = out / "log.csv"
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, LOG_FIELDS, extrasaction="ignore", restval="")
+        writer = csv.DictWriter(f, LOG_FIELDS, restval="")
         writer.writeheader()
-        writer.writerows(rows)
+        writer.writerows({k: v for k, v in row.items() if k not in JSON_ONLY} for row in rows)
     try:
         from messiah.train.plot import plot_rl_log
 
