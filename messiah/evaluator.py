@@ -18,7 +18,7 @@ import os
 import re
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
@@ -188,30 +188,66 @@ def open_session(path: str | os.PathLike | None, kind: str, threads: int = 0,
     return session, meta, gpu_note(device, providers, session.get_providers(), log), path
 
 
+# A forward pass: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M)
+Forward = Callable[[np.ndarray, np.ndarray], np.ndarray]
+
+
+@dataclass(frozen=True, eq=False)
+class Model:
+    """An opened all-moves model and what it says of itself. ``name`` is the model's version (its ``messiah.name``
+    metadata, else the file's name) and ``sha256`` the file's hash, so that every figure can say which model made
+    it; ``providers`` are where its passes run; ``device_note`` says why a GPU that was asked for or present is
+    not used (None otherwise)."""
+
+    session: ort.InferenceSession
+    path: Path
+    metadata: dict
+    device_note: str | None
+    config: dict
+    name: str
+    sha256: str
+    providers: list[str]
+
+    @classmethod
+    def open(cls, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto") -> Model:
+        """:func:`open_session` of an all-moves model; ModelError saying why it cannot be used."""
+        session, meta, note, path = open_session(path, "all_moves", threads, device)
+        # the model's version (CHANGELOG.md names each shipped one); a model without one goes by its file
+        return cls(session, path, meta, note, json.loads(meta.get("messiah.config", "{}")),
+                   meta.get("messiah.name") or path.stem, hashlib.sha256(path.read_bytes()).hexdigest(),
+                   session.get_providers())
+
+
 class Evaluator:
     """Scores all legal moves of boards with an all-moves model.
 
-    ``threads`` is onnxruntime's intra-op thread count (0: its default, all cores). ``calls`` counts
-    forward passes, ``positions`` the positions they covered, ``seconds`` the time spent in them.
-    ``name`` is the model's version (its ``messiah.name`` metadata, else the file's name) and ``sha256`` the
-    file's hash, so that every figure can say which model made it. ``provider`` names where the passes run
-    (CUDA, TensorRT or CPU); ``device_note`` says why a GPU that was asked for or present is not used (None
-    otherwise).
+    ``threads`` is onnxruntime's intra-op thread count (0: its default, all cores). ``model`` is an opened
+    :class:`Model` to share instead (``path``, ``threads`` and ``device`` are then unused); ``forward`` the
+    forward pass to run instead of the model's session: self-play's games in threads send theirs to one shared
+    batch, a benchmark's stand-in looks stored scores up. ``calls`` counts forward passes, ``positions`` the
+    positions they covered, ``seconds`` the time spent in them: each evaluator its own. ``name``, ``sha256``,
+    ``config``, ``metadata``, ``path``, ``providers`` and ``device_note`` are the model's; ``provider`` names where
+    the passes run (CUDA, TensorRT or CPU).
     """
 
-    def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto"):
-        self.session, meta, self.device_note, self.path = open_session(path, "all_moves", threads, device)
-        self.config = json.loads(meta.get("messiah.config", "{}"))
-        self.sha256 = hashlib.sha256(self.path.read_bytes()).hexdigest()
-        # the model's version (CHANGELOG.md names each shipped one); a model without one goes by its file
-        self.name = meta.get("messiah.name") or self.path.stem
-        self.metadata = meta
-        self.providers = self.session.get_providers()
+    def __init__(self, path: str | os.PathLike | None = None, threads: int = 0, device: str = "auto", *,
+                 model: Model | None = None, forward: Forward | None = None):
+        self.model = model if model is not None else Model.open(path, threads, device)
+        self.forward = forward if forward is not None else self._session_pass
         self.calls = 0
         self.positions = 0
         self.seconds = 0.0
         self._one = np.zeros((1, *SHAPE), np.float32)
         self.gpu_batch = 0  # on a GPU, the one batch size every pass runs at (:meth:`set_batch`); 0: as given
+
+    session = property(lambda self: self.model.session)
+    path = property(lambda self: self.model.path)
+    metadata = property(lambda self: self.model.metadata)
+    device_note = property(lambda self: self.model.device_note)
+    config = property(lambda self: self.model.config)
+    name = property(lambda self: self.model.name)
+    sha256 = property(lambda self: self.model.sha256)
+    providers = property(lambda self: self.model.providers)
 
     def set_batch(self, batch: int) -> None:
         """On a GPU, run every pass at ``batch`` positions: smaller inputs are padded, larger ones split. cuDNN
@@ -229,16 +265,20 @@ class Evaluator:
         return f"{self.name} (sha256 {self.sha256[:8]}) on {self.provider}"
 
     def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        """Raw call: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M)."""
+        """Raw call: features (B, *SHAPE) float32 and move indices (B, M) int64 -> Q (B, M), by the forward pass,
+        counted."""
         start = time.perf_counter()
-        if self.gpu_batch and len(features) != self.gpu_batch:
-            q = self._run_fixed(features, indices)
-        else:
-            q = self.session.run(None, {"features": features, "moves": indices})[0]
+        q = self.forward(features, indices)
         self.seconds += time.perf_counter() - start
         self.calls += 1
         self.positions += len(features)
         return q
+
+    def _session_pass(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
+        """The model's own forward pass: its session, at ``gpu_batch`` rows a pass where that is set."""
+        if self.gpu_batch and len(features) != self.gpu_batch:
+            return self._run_fixed(features, indices)
+        return self.session.run(None, {"features": features, "moves": indices})[0]
 
     def _run_fixed(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
         """:meth:`run`'s passes at ``gpu_batch`` rows each, the last one padded with empty positions."""

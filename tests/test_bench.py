@@ -125,9 +125,9 @@ def test_choices_bench_records_each_choice_and_compares_with_an_earlier_run(tmp_
 
 
 def test_the_stand_in_bench_runs_each_bandit_search_on_stored_scores():
-    from messiah.tools.bench import StoredScores, bench_stand_in
+    from messiah.tools.bench import bench_stand_in, stored_scores
 
-    stored = StoredScores(None)
+    stored = stored_scores(None)
     q = stored.run(np.zeros((2, 1, 11, 9), np.float32), np.array([[0, 5], [7, 7]]))
     assert q.shape == (2, 2) and q[1, 0] == q[1, 1] and stored.calls == 1 and stored.positions == 2
     figures = bench_stand_in(None, position_set(limit=2), 0.02, batches=(8,))

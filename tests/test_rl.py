@@ -221,7 +221,7 @@ def test_a_run_given_a_narrower_model_and_more_channels_widens_it_and_keeps_its_
 
 def test_leaf_batcher_gives_each_game_its_own_scores():
     from messiah.evaluator import Evaluator
-    from messiah.train.rl.selfplay import BatchedEvaluator, LeafBatcher
+    from messiah.train.rl.selfplay import LeafBatcher
 
     evaluator = Evaluator(None, threads=1)
     boards = []
@@ -234,7 +234,7 @@ def test_leaf_batcher_gives_each_game_its_own_scores():
     got = [None] * len(boards)
 
     def work(i: int) -> None:
-        proxy = BatchedEvaluator(batcher)
+        proxy = batcher.game_evaluator()
         for _ in range(5):
             got[i] = proxy.score(boards[i]).q
         batcher.done()
@@ -247,6 +247,13 @@ def test_leaf_batcher_gives_each_game_its_own_scores():
     for board, q in zip(boards, got, strict=True):
         np.testing.assert_allclose(q, evaluator.score(board).q, atol=1e-5)
     assert evaluator.calls < 15 + len(boards)  # batched: fewer passes than the 15 requests plus the checks
+    # a game's evaluator is the shared model (built by Evaluator's own constructor: nothing copied by hand) with
+    # its forward pass through the batcher and counters of its own
+    proxy = LeafBatcher(evaluator, 1).game_evaluator()
+    assert proxy.model is evaluator.model and proxy.describe() == evaluator.describe() and proxy.gpu_batch == 0
+    calls = evaluator.calls
+    np.testing.assert_allclose(proxy.score(boards[0]).q, evaluator.score(boards[0]).q, atol=1e-5)
+    assert (proxy.calls, proxy.positions, evaluator.calls) == (1, 1, calls + 2)
 
 
 # --------------------------------------------------------------------------- end to end

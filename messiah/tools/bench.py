@@ -491,29 +491,22 @@ STAND_IN_BATCHES = (8, 128)  # where the playout core's own rate is read (issue 
 BANDIT_SEARCHES = ("puct", "ucb1")
 
 
-class StoredScores(Evaluator):
+def stored_scores(path: str | Path | None) -> Evaluator:
     """The evaluator with its forward pass replaced by stored scores: each move index's Q drawn once (0.3 .. 0.7,
     a fixed seed) and looked up, so that a search's rate is what the search itself costs, the network aside."""
-
-    def __init__(self, path: str | Path | None):
-        super().__init__(path, threads=1, device="cpu")
-        self.table = np.random.default_rng(0).uniform(0.3, 0.7, NUM_MOVE_INDICES).astype(np.float32)
-
-    def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        self.calls += 1
-        self.positions += len(features)
-        return self.table[indices]
+    table = np.random.default_rng(0).uniform(0.3, 0.7, NUM_MOVE_INDICES).astype(np.float32)
+    return Evaluator(path, threads=1, device="cpu", forward=lambda features, indices: table[indices])
 
 
 def bench_stand_in(path: str | Path | None, positions: PositionSet, movetime: float,
                    batches: tuple[int, ...] = STAND_IN_BATCHES, options: Mapping[str, str] | None = None) -> dict:
-    """Leaves prepared and backed up a second by each bandit search with :class:`StoredScores` in place of the
+    """Leaves prepared and backed up a second by each bandit search with :func:`stored_scores` in place of the
     network, at each of ``batches``, ``movetime`` seconds a position: the headroom the search leaves a faster
     evaluator (a GPU)."""
     from messiah.engine.engine import Engine
     from messiah.search import Limits
 
-    evaluator = StoredScores(path)
+    evaluator = stored_scores(path)
     out = {}
     for name in BANDIT_SEARCHES:
         for batch in batches:

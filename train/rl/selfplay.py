@@ -118,6 +118,11 @@ class LeafBatcher:
             raise request["error"]
         return request["q"]
 
+    def game_evaluator(self) -> Evaluator:
+        """An evaluator for one game's thread: the shared evaluator's model, its forward passes through this
+        batcher, its own counters."""
+        return Evaluator(model=self.evaluator.model, forward=self.run)
+
     def _flush(self) -> None:
         """Score the waiting leaves (called holding the lock; runs the forward pass without it)."""
         batch, self.pending = self.pending, []
@@ -143,27 +148,6 @@ class LeafBatcher:
             n = len(r["features"])
             r["q"] = q[row : row + n, : r["indices"].shape[1]]
             row += n
-
-
-class BatchedEvaluator(Evaluator):
-    """An evaluator for one game's thread whose forward passes go through a shared :class:`LeafBatcher`."""
-
-    def __init__(self, batcher: LeafBatcher):  # no session of its own
-        base = batcher.evaluator
-        self.batcher, self.session, self.path, self.config = batcher, base.session, base.path, base.config
-        self.metadata, self.providers = base.metadata, base.providers
-        self.name, self.sha256, self.device_note = base.name, base.sha256, base.device_note
-        self.calls = self.positions = 0
-        self.seconds = 0.0
-        self._one = np.zeros_like(base._one)
-
-    def run(self, features: np.ndarray, indices: np.ndarray) -> np.ndarray:
-        start = time.perf_counter()
-        q = self.batcher.run(features, indices)
-        self.seconds += time.perf_counter() - start
-        self.calls += 1
-        self.positions += len(features)
-        return q
 
 
 def engine_options(cfg: RLConfig) -> dict[str, str]:
@@ -393,7 +377,7 @@ class Actor:
                 break
             group = specs[i : i + width]
             batcher = LeafBatcher(self.evaluator, len(group)) if len(group) > 1 else None
-            searchers = [make_game_searcher(self.cfg, BatchedEvaluator(batcher) if batcher else self.evaluator)
+            searchers = [make_game_searcher(self.cfg, batcher.game_evaluator() if batcher else self.evaluator)
                          for _ in group]
             if batcher:  # on a GPU, the shared passes at one size: all the games' leaves (Evaluator.set_batch)
                 self.evaluator.set_batch(len(group) * self.cfg.search_batch)
