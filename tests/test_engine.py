@@ -198,6 +198,33 @@ def test_the_engine_searches_a_movetime_as_go_movetime_does(evaluator, monkeypat
     assert nodes == 20  # NodesLimit caps a tool's request as it caps a go's
 
 
+def test_the_options_that_reload_the_model_are_those_it_is_loaded_by():
+    """EVALUATOR_OPTIONS, by which setoption decides to load the model again, are exactly the options
+    load_evaluator reads; setting one of them drops the USI engine's evaluator, setting another keeps it."""
+
+    class Reading(dict):
+        def __getitem__(self, name):
+            self.read.add(name)
+            return super().__getitem__(name)
+
+    read = set()
+    for search in ("puct", "alphabeta"):  # Threads counts for alpha-beta only (onnxruntime's threads)
+        settings = Reading(engine_settings({"Search": search, "Threads": "1"}))
+        settings.read = read
+        engine_module.load_evaluator(settings)
+    assert read == set(engine_module.EVALUATOR_OPTIONS)
+    usi = UsiEngine(lambda line: None)
+    usi.handle("isready")
+    loaded = usi.evaluator
+    usi.handle("setoption name MultiPV value 2")
+    assert usi.evaluator is loaded is not None
+    for name, value in (("Device", "cpu"), ("Search", "alphabeta"), ("Threads", "2"), ("ModelPath", "<default>")):
+        usi.handle("isready")
+        assert usi.evaluator is not None
+        usi.handle(f"setoption name {name} value {value}")
+        assert usi.evaluator is None, name
+
+
 def test_a_bug_in_the_warm_up_keeps_its_traceback(monkeypatch):
     """A model that cannot load is the user's to fix (UsiError); a failure while the loaded model scores the start
     position is messiah's bug, and must reach its caller as itself, traceback and all."""

@@ -79,6 +79,11 @@ def root_parallel(settings: Settings) -> bool:
     return issubclass(SEARCHERS[settings["Search"]], BanditSearch)
 
 
+# The options load_evaluator reads (Search through root_parallel, for onnxruntime's threads): a change to any of
+# them loads the model again (the USI engine's setoption), any other option only builds a new searcher.
+EVALUATOR_OPTIONS = ("ModelPath", "Device", "Threads", "Search")
+
+
 def load_evaluator(settings: Settings) -> Evaluator:
     """The model of ModelPath, warmed up, on Device and onnxruntime's threads (Threads for alpha-beta, 1 for the
     bandit searches, whose Threads are processes); UsiError saying why it cannot load."""

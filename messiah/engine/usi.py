@@ -22,7 +22,7 @@ from typing import TextIO
 import cshogi
 
 from messiah import __version__
-from messiah.engine.engine import Engine, load_evaluator
+from messiah.engine.engine import EVALUATOR_OPTIONS, Engine, load_evaluator
 from messiah.engine.mate import solve_mate
 from messiah.engine.options import NO_LOG, OPTIONS
 from messiah.engine.thinktime import TimeBudget, think_time
@@ -131,7 +131,7 @@ class UsiEngine:
         if name == "WriteDebugLog":
             self._open_log(parsed)
         self.options[name] = parsed
-        if name in ("ModelPath", "Device", "Threads", "Search"):  # Threads: onnxruntime's for alpha-beta only
+        if name in EVALUATOR_OPTIONS:  # what the model was loaded by
             self.evaluator = None
         self._drop_engine()
 
