@@ -27,6 +27,7 @@ import numpy as np
 
 from messiah.evaluator import Evaluator
 from messiah.search.base import (
+    DEFAULT_SETTINGS,
     MATE,
     MATE_NODES,
     MATE_STEP,
@@ -35,6 +36,7 @@ from messiah.search.base import (
     Limits,
     Searcher,
     SearchResult,
+    SearchSettings,
     clamp,
     is_proven,
     mate_in_one,
@@ -89,8 +91,8 @@ class AlphaBeta(Searcher):
     name = "alphabeta"
 
     def __init__(self, evaluator: Evaluator, hash_entries: int = 1 << 20, quiescence: bool = True,
-                 mate_nodes: int = MATE_NODES):
-        super().__init__(evaluator, mate_nodes)
+                 mate_nodes: int = MATE_NODES, settings: SearchSettings = DEFAULT_SETTINGS):
+        super().__init__(evaluator, mate_nodes, settings)
         self.hash_entries = hash_entries
         self.quiescence = quiescence
         self.tt: dict[int, _Entry] = {}

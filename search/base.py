@@ -13,8 +13,10 @@ from abc import ABC, abstractmethod
 from collections import OrderedDict
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from typing import ClassVar, NamedTuple
 
 import cshogi
+import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.rules import GameRules
@@ -255,26 +257,60 @@ class SearchOption:
 MATE_NODES = 20_000  # df-pn nodes at the root of a search: a fraction of a second (DFPN_NODES_PER_SECOND)
 
 
+class Visited(NamedTuple):
+    """A position the last search visited below its root: the moves that reach it from the root, its visits, each
+    of its moves' values for its side to move (the move generator's order), its own value, and the move a search
+    from it would choose with its index (self-play's tree rows)."""
+
+    line: list[int]
+    visits: int
+    values: np.ndarray
+    value: float
+    best: int
+    best_move: int
+
+
+@dataclass(frozen=True)
+class SearchSettings:
+    """What every search takes from the engine, whichever search it is: the lines to report (USI MultiPV; the best
+    move is the first's), the seconds between progress reports (PvInterval), and the rules a line's end is judged
+    by (the entering-king rule, draw values, the draw ply)."""
+
+    multipv: int = 1
+    rules: GameRules = RULES
+    info_every: float = INFO_EVERY
+
+
+DEFAULT_SETTINGS = SearchSettings()  # a search on its own: one line, the default rules
+
+
 class Searcher(ABC):
     """A search over the evaluator's move scores. Subclasses set ``name`` and ``options`` (the USI options they
-    take: these and their own) and implement ``_search``."""
+    take: these and their own), say what ``Threads`` means for them (``root_parallel``), and implement
+    ``_search``; the engine asks the class, never which class it is."""
 
     name: str = ""
     options: tuple[SearchOption, ...] = (SearchOption("MateNodes", "mate_nodes", MATE_NODES, 0, 10_000_000),)
+    # Threads: True, search processes each on one onnxruntime thread (search.parallel); False, onnxruntime's
+    # threads for this one search process.
+    root_parallel: ClassVar[bool] = False
 
-    def __init__(self, evaluator: Evaluator, mate_nodes: int = MATE_NODES):
+    def __init__(self, evaluator: Evaluator, mate_nodes: int = MATE_NODES, settings: SearchSettings = DEFAULT_SETTINGS):
         self.cache = EvalCache(evaluator)
         self.mate_nodes = mate_nodes
-        self.multipv = 1  # principal variations reported (USI MultiPV); the best move is the first's
-        self.rules = RULES  # the entering-king rule, draw values and draw ply the leaves are valued by
-        self.info_every = INFO_EVERY
+        self.multipv = settings.multipv
+        self.rules = settings.rules
+        self.info_every = settings.info_every
         self.notes: list[str] = []  # what the user should hear (a helper process lost); the engine says and clears
 
     @classmethod
-    def from_usi(cls, evaluator: Evaluator, values: Mapping[str, int]) -> Searcher:
+    def from_usi(cls, evaluator: Evaluator, values: Mapping[str, int],
+                 settings: SearchSettings = DEFAULT_SETTINGS) -> Searcher:
         """This search with the values of the USI options it declares (name -> the integer USI has; one left
-        out keeps its default); other names in ``values`` are not this search's and are left alone."""
-        return cls(evaluator, **{o.argument: o.argument_value(values[o.name]) for o in cls.options if o.name in values})
+        out keeps its default) and the engine's ``settings``; other names in ``values`` are not this search's and
+        are left alone."""
+        own = {o.argument: o.argument_value(values[o.name]) for o in cls.options if o.name in values}
+        return cls(evaluator, **own, settings=settings)
 
     def search(self, board: cshogi.Board, limits: Limits = Limits(), info: InfoCallback | None = None,
                clock: Clock | None = None) -> SearchResult:
@@ -292,6 +328,21 @@ class Searcher(ABC):
     @abstractmethod
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         """The search proper, once :meth:`_settled` has found no result without one."""
+
+    @property
+    def positions_a_pass(self) -> int:
+        """The positions this search gives the network in one pass, at most (the evaluator's batch on a GPU)."""
+        return 1
+
+    def move_values(self, board: cshogi.Board) -> np.ndarray | None:
+        """The last search's value of each legal move of ``board`` (the move generator's order) for its side to
+        move, when that search kept them (a tree rooted at ``board``); None otherwise (alpha-beta keeps none)."""
+        return None
+
+    def visited(self, board: cshogi.Board, min_visits: int, skip: int) -> list[Visited]:
+        """The positions the last search from ``board`` visited at least ``min_visits`` times below it, outside
+        the subtree of the move ``skip``, most visited first; none for a search that keeps no tree."""
+        return []
 
     def new_game(self) -> None:
         self.cache.clear()

@@ -28,12 +28,15 @@ import numpy as np
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import PositionArrays
 from messiah.search.base import (
+    DEFAULT_SETTINGS,
     MATE_NODES,
     InfoCallback,
     Limits,
     Searcher,
     SearchOption,
     SearchResult,
+    SearchSettings,
+    Visited,
     clamp,
     has_opponent_king,
     is_proven,
@@ -44,21 +47,14 @@ from messiah.search.base import (
 from messiah.search.parallel import Helpers, RootShare, RootTable
 from messiah.search.timeman import Clock
 from messiah.search.tree import (
-    CHILD,
-    COUNT,
     DROPPED,
     IN_FLIGHT,
     MAX_DEPTH,
     MAX_MOVES,
     PUCT,
-    TERMINAL,
     UCB1,
     NodeView,
-    Q,
     Tree,
-    expand_and_backup,
-    root_stability,
-    select_leaf,
 )
 
 DEFAULT_NODES = 800  # playouts when no limit is given
@@ -120,11 +116,12 @@ class BanditSearch(Searcher):
 
     rule = UCB1
     options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION)
+    root_parallel = True  # Threads: helper processes (search.parallel), each on one onnxruntime thread
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
                  mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0,
-                 leaf_mate_ply: int = LEAF_MATE_PLY):
-        super().__init__(evaluator, mate_nodes)
+                 leaf_mate_ply: int = LEAF_MATE_PLY, settings: SearchSettings = DEFAULT_SETTINGS):
+        super().__init__(evaluator, mate_nodes, settings)
         self.c = c
         self.prior_visits = prior_visits
         self.batch_size = batch_size
@@ -141,6 +138,11 @@ class BanditSearch(Searcher):
         self._paths = np.zeros((batch_size, MAX_DEPTH), np.int64)  # the batch's descents, edge by edge
         self._moves = np.zeros(MAX_DEPTH, np.int64)  # the moves of the descent being taken down
         self._batch = _Batch.empty(batch_size)
+
+    @property
+    def positions_a_pass(self) -> int:
+        """A batch's leaves go through the network together."""
+        return self.batch_size
 
     def new_game(self) -> None:
         super().new_game()
@@ -287,7 +289,7 @@ class BanditSearch(Searcher):
     def _stability(self, clock: Clock) -> float:
         """Time-management factor: obvious when one move has most of the visits, unstable when the most
         visited move is not the best valued one."""
-        shape = root_stability(self.tree.node_i, self.tree.edge_f, 0, OBVIOUS_SHARE)
+        shape = self.tree.stability(OBVIOUS_SHARE)
         return (clock.obvious, 1.0, clock.unstable)[shape]
 
     def _simulate_batch(self, board: cshogi.Board, count: int) -> tuple[int, int]:
@@ -305,14 +307,13 @@ class BanditSearch(Searcher):
         legal = []
         deepest = pending = 0
         for _ in range(count):
-            depth, end = select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, self.rule, self.c,
-                                     self.prior_visits, paths[pending], line)
+            depth, end = tree.select(self.rule, self.c, paths[pending], line)
             deepest = max(deepest, depth)
             if end == DROPPED:
                 continue
             batch.depths[pending] = depth
             if end >= 0:  # a proven node: its value
-                batch.values[pending] = tree.node_f[end, TERMINAL]
+                batch.values[pending] = tree.proven_value(end)
                 pending += 1
                 continue
             edge = paths[pending, depth - 1]
@@ -323,23 +324,23 @@ class BanditSearch(Searcher):
             if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
                 batch.values[pending] = clamp(ended)
                 if room:
-                    tree.edge_i[edge, CHILD] = tree.add_terminal(board.zobrist_hash(), clamp(ended))
+                    tree.link(edge, tree.add_terminal(board.zobrist_hash(), clamp(ended)))
             elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the first recurrence,
                 batch.values[pending] = ended  # and the line may still be played on)
             elif mate := self._mate_line(board):  # proven: no forward pass
                 batch.values[pending] = 1.0
                 if room:
-                    tree.edge_i[edge, CHILD] = tree.add_mated(board.zobrist_hash(), mate)
+                    tree.link(edge, tree.add_mated(board.zobrist_hash(), mate))
             else:
                 cached = self.cache.peek(board)
                 if not room:
-                    batch.values[pending] = cached.value() if cached is not None else 1.0 - float(tree.edge_s[edge, Q])
+                    batch.values[pending] = cached.value() if cached is not None else 1.0 - tree.edge_q(edge)
                 elif cached is not None:
                     child = tree.add(board.zobrist_hash(), cached.moves, cached.q, [])
-                    tree.edge_i[edge, CHILD] = child
+                    tree.link(edge, child)
                     batch.values[pending] = tree.view(child).value()
                 else:
-                    tree.edge_i[edge, CHILD] = IN_FLIGHT
+                    tree.link(edge, IN_FLIGHT)
                     k = len(legal)
                     batch.leaf[pending] = k
                     batch.arrays.set(k, board)
@@ -363,20 +364,40 @@ class BanditSearch(Searcher):
         else:
             moves, hits = np.zeros(1, np.uint32), batch.offsets[:1]
             q = p = np.zeros(0)
-        made = np.full(n, -1, np.int64)
-        expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, 0,
-                          paths[:pending], batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
-                          batch.keys.view(np.int64), offsets, moves, q, p, hits, batch.mate_len, self.prior_visits,
-                          tree.temperature > 0.0, made)
+        tree.expand_and_backup(paths[:pending], batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
+                               batch.keys.view(np.int64), offsets, moves, q, p, hits, batch.mate_len)
         return deepest, pending
 
+    def move_values(self, board: cshogi.Board) -> np.ndarray | None:
+        """The root's moves' values (:meth:`NodeView.move_values`) when the last search's root is ``board``."""
+        if self.root is None or self.root.key != board.zobrist_hash():
+            return None
+        return self.root.move_values()
+
+    def visited(self, board: cshogi.Board, min_visits: int, skip: int) -> list[Visited]:
+        """The nodes below the last search's root ``board``, outside ``skip``'s subtree, that it visited at least
+        ``min_visits`` times (unproven, with moves), most visited first."""
+        if self.root is None or self.root.key != board.zobrist_hash():
+            return []
+        found: list[Visited] = []
+        stack = [([move], child) for move, child in self.root.children.items() if move != skip]
+        while stack:
+            line, node = stack.pop()
+            if node.visits < min_visits or node.terminal is not None or not node.count:
+                continue  # a node's visits bound its children's: nothing below qualifies either
+            best = node.choice()
+            found.append(Visited(line, node.visits, node.move_values(), node.value(), best, int(node.moves[best])))
+            stack.extend(([*line, move], child) for move, child in node.children.items())
+        return sorted(found, key=lambda v: -v.visits)
+
     def _pv(self, root: NodeView) -> list[int]:
-        """The most visited line, up to a proven node; from there the proof's line."""
+        """The search's line (:meth:`NodeView.choice` at each node), up to a proven node; from there the proof's
+        line."""
         pv, node = [], root
         while node is not None and len(pv) < MAX_PV:
             if node.terminal in (0.0, 1.0):
                 return pv + self._proof_line(node)
-            if not root.tree.node_i[node.index, COUNT]:
+            if not node.count:
                 break
             i = node.choice()
             pv.append(int(node.moves[i]))
@@ -407,9 +428,9 @@ class Ucb1(BanditSearch):
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = PRIOR_VISITS,
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES,
-                 leaf_mate_ply: int = LEAF_MATE_PLY):
+                 leaf_mate_ply: int = LEAF_MATE_PLY, settings: SearchSettings = DEFAULT_SETTINGS):
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes,
-                         leaf_mate_ply=leaf_mate_ply)
+                         leaf_mate_ply=leaf_mate_ply, settings=settings)
 
 
 class Puct(BanditSearch):
@@ -422,7 +443,8 @@ class Puct(BanditSearch):
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
                  prior_visits: float = PRIOR_VISITS, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
-                 leaf_mate_nodes: int = LEAF_MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY):
+                 leaf_mate_nodes: int = LEAF_MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY,
+                 settings: SearchSettings = DEFAULT_SETTINGS):
         self.temperature = temperature
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes, temperature,
-                         leaf_mate_ply)
+                         leaf_mate_ply, settings)

@@ -533,6 +533,39 @@ class Tree:
     def view(self, node: int) -> NodeView:
         return NodeView(self, node)
 
+    # A simulation's steps on the arrays, for the searches (search.mcts), which never index them.
+
+    def select(self, rule: int, c: float, path: np.ndarray, moves: np.ndarray) -> tuple[int, int]:
+        """:func:`select_leaf` from the root (node 0)."""
+        return select_leaf(self.node_f, self.node_i, self.edge_f, self.edge_i, 0, rule, c, self.prior_visits, path,
+                           moves)
+
+    def link(self, edge: int, node: int) -> None:
+        """Make ``node`` the child of ``edge`` (IN_FLIGHT: its leaf waits in the batch)."""
+        self.edge_i[edge, CHILD] = node
+
+    def proven_value(self, node: int) -> float:
+        """The proven value of ``node`` for its side to move (NaN: not proven)."""
+        return float(self.node_f[node, TERMINAL])
+
+    def edge_q(self, edge: int) -> float:
+        """The network's Q of ``edge``'s move, for the side to move at its node."""
+        return float(self.edge_s[edge, Q])
+
+    def expand_and_backup(self, paths: np.ndarray, depths: np.ndarray, values: np.ndarray, leaf: np.ndarray,
+                          keys: np.ndarray, offsets: np.ndarray, moves: np.ndarray, q: np.ndarray, p: np.ndarray,
+                          hits: np.ndarray, mate_len: np.ndarray) -> np.ndarray:
+        """:func:`expand_and_backup` of a batch from the root; returns the index of each scored leaf's new node."""
+        made = np.full(len(offsets) - 1, -1, np.int64)
+        expand_and_backup(self.node_f, self.node_i, self.edge_f, self.edge_s, self.edge_i, self.used, 0, paths,
+                          depths, values, leaf, keys, offsets, moves, q, p, hits, mate_len, self.prior_visits,
+                          self.temperature > 0.0, made)
+        return made
+
+    def stability(self, obvious_share: float) -> int:
+        """:func:`root_stability` of the root."""
+        return int(root_stability(self.node_i, self.edge_f, 0, obvious_share))
+
 
 class NodeView(NamedTuple):
     """A node of a :class:`Tree` seen from Python: its children's statistics as numpy views of the tree's arrays
@@ -582,6 +615,11 @@ class NodeView(NamedTuple):
     @property
     def plies(self) -> int:
         return int(self.tree.node_i[self.index, PLIES])
+
+    @property
+    def count(self) -> int:
+        """The node's moves (0: a proven end, or a position found mated)."""
+        return int(self.tree.node_i[self.index, COUNT])
 
     @property
     def mate(self) -> list[int] | None:
@@ -640,6 +678,15 @@ class NodeView(NamedTuple):
         node_f = self.tree.node_f
         return [(int(i), NodeView(self.tree, int(links[i]))) for i in made
                 if not math.isnan(node_f[links[i], TERMINAL])]
+
+    def move_values(self) -> np.ndarray:
+        """Each move's value for the node's side to move: the mean of its visits (its Q as the prior visit where it
+        has no other), exactly 1 or 0 where the move's position is proven."""
+        values = self.w / np.maximum(self.n, 1e-9)
+        for i, child in self._proven():
+            if child.terminal in (0.0, 1.0):
+                values[i] = 1.0 - child.terminal
+        return np.clip(values, 0.0, 1.0)
 
     def value(self) -> float:
         """The node's value for its side to move."""

@@ -86,7 +86,7 @@ def test_threads_beyond_the_cores_are_one_process_a_core_and_said(monkeypatch):
     monkeypatch.setattr(engine_module, "cores", lambda: 2)
     with Engine.from_options({"Threads": "6", "MateNodes": "0", "USI_Hash": "100"}) as engine:
         assert len(engine.searcher.helpers) == 1
-        assert engine.searcher.notes == ["Threads 6: this machine gives 2 cores, so 2 search processes"]
+        assert engine.take_notes() == ["Threads 6: this machine gives 2 cores, so 2 search processes"]
         assert engine.searcher.cache.max_bytes == 50 * 2**20 // 2  # USI_Hash over 2
     assert engine_module.search_processes(engine_settings({"Threads": "6", "Search": "alphabeta"})) == 1
 

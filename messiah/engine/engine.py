@@ -30,8 +30,7 @@ from messiah.errors import DataError
 from messiah.evaluator import Evaluator, ModelError
 from messiah.protocol import UsiError, one_line
 from messiah.search import SEARCH_NAMES, SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
-from messiah.search.base import InfoCallback
-from messiah.search.mcts import BanditSearch
+from messiah.search.base import InfoCallback, SearchSettings
 from messiah.winrate import zero_sum
 
 Settings = Mapping[str, object]  # USI option name -> its parsed value (the engine's defaults: engine_settings())
@@ -74,9 +73,9 @@ def engine_settings(options: Mapping[str, str] | None = None) -> dict[str, objec
 
 
 def root_parallel(settings: Settings) -> bool:
-    """Whether Threads means search processes (the bandit searches, root-parallel, onnxruntime on one thread
-    each) rather than onnxruntime's threads for one search process (alpha-beta)."""
-    return issubclass(SEARCHERS[settings["Search"]], BanditSearch)
+    """Whether Threads means search processes (root-parallel, onnxruntime on one thread each) rather than
+    onnxruntime's threads for one search process: the Search's own answer (Searcher.root_parallel)."""
+    return SEARCHERS[settings["Search"]].root_parallel
 
 
 # The options load_evaluator reads (Search through root_parallel, for onnxruntime's threads): a change to any of
@@ -116,8 +115,9 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     bandit search with Threads > 1 also starts its helper processes (search.parallel; one process a core at
     most, :func:`search_processes`), each with the searcher these settings build on one thread
     (:func:`helper_searcher`)."""
-    searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings)
-    evaluator.set_batch(settings["BatchSize"] if root_parallel(settings) else 1)
+    shared = SearchSettings(settings["MultiPV"], game_rules(settings), settings["PvInterval"] / 1000)
+    searcher = SEARCHERS[settings["Search"]].from_usi(evaluator, settings, shared)
+    evaluator.set_batch(searcher.positions_a_pass)
     processes = search_processes(settings)
     searcher.set_hash(max(1, settings["USI_Hash"] // processes))  # USI_Hash is the whole engine's memory
     # A tiny search now compiles (numba) what the first timed move would otherwise compile on its clock: on a
@@ -125,12 +125,6 @@ def build_searcher(settings: Settings, evaluator: Evaluator) -> Searcher:
     searcher.search(cshogi.Board(), Limits(nodes=2))
     searcher.search(cshogi.Board(), Limits(nodes=2))  # and what a search that keeps the last tree compiles
     searcher.new_game()
-    searcher.multipv = settings["MultiPV"]
-    searcher.rules = game_rules(settings)
-    searcher.info_every = settings["PvInterval"] / 1000
-    if processes < settings["Threads"] and root_parallel(settings):
-        searcher.notes.append(f"Threads {settings['Threads']}: this machine gives {cores()} cores, so "
-                              f"{processes} search processes")
     if processes > 1:
         searcher.start_helpers(processes - 1, partial(helper_searcher, dict(settings), processes))
     return searcher
@@ -153,8 +147,14 @@ class Engine:
 
     def __init__(self, settings: Settings, evaluator: Evaluator | None = None):
         self.settings = dict(settings)
+        self.rules = game_rules(self.settings)  # the rules the GUI plays by (declarations, draws)
+        self.notes: list[str] = []  # what the user should hear once (the book read, or why not): take_notes()
         self.evaluator = load_evaluator(self.settings) if evaluator is None else evaluator
         self.searcher = build_searcher(self.settings, self.evaluator)
+        processes = search_processes(self.settings)
+        if processes < self.settings["Threads"] and root_parallel(self.settings):
+            self.notes.append(f"Threads {self.settings['Threads']}: this machine gives {cores()} cores, so "
+                              f"{processes} search processes")
         self.scale = zero_sum(self.settings["ScoreScale"])
         self.strength = Strength(self.settings["Strength"]) if self.settings["Strength"] else None
         self.rng = random.Random()  # book moves and a weakened level's choices: a new game, new moves
@@ -163,17 +163,17 @@ class Engine:
     def _open_book(self) -> Book | None:
         """The BookFile's book when the book is in use (USI_OwnBook, not ConsiderationMode). It is read once per
         file name (an engine is rebuilt whenever an option changes); what was read, or why it could not be and
-        is not used, is said once (in the searcher's notes, which the USI engine passes on)."""
+        is not used, is said once (:meth:`take_notes`)."""
         name = self.settings["BookFile"]
         if name == NO_BOOK or not self.settings["USI_OwnBook"] or self.settings["ConsiderationMode"]:
             return None
         if name not in BOOKS:
             try:
                 BOOKS[name] = read_book(name)
-                self.searcher.notes.append(f"book {one_line(name, 100)}: {len(BOOKS[name]):,} positions")
+                self.notes.append(f"book {one_line(name, 100)}: {len(BOOKS[name]):,} positions")
             except DataError as e:
                 BOOKS[name] = None
-                self.searcher.notes.append(f"error: {one_line(e)}; playing without a book")
+                self.notes.append(f"error: {one_line(e)}; playing without a book")
         return BOOKS[name]
 
     def book_move(self, board: cshogi.Board) -> tuple[BookMove | None, list[str]]:
@@ -188,6 +188,14 @@ class Engine:
         analysing, in ConsiderationMode)."""
         return bool(result.bestmove) and not self.settings["ConsiderationMode"] and \
             self.scale.to_cp(result.winrate) <= -self.settings["ResignValue"]
+
+    def take_notes(self) -> list[str]:
+        """What the engine and its search want said, once: the book, a helper process that could not start or
+        was lost; cleared as taken."""
+        notes = self.notes + self.searcher.notes
+        self.notes.clear()
+        self.searcher.notes.clear()
+        return notes
 
     def close(self) -> None:
         """End the search's helper processes, if it has any (the evaluator stays: it may be shared)."""

@@ -175,9 +175,8 @@ class UsiEngine:
 
     def _say_notes(self, engine: Engine) -> None:
         """What the search wants said (a helper process that could not start or was lost), once."""
-        for note in engine.searcher.notes:
+        for note in engine.take_notes():
             self.write(f"info string {one_line(note)}")
-        engine.searcher.notes.clear()
 
     def cmd_isready(self, args: list[str]) -> None:
         """Load what the options name, then readyok whatever happened: a GUI or match runner waits for it
@@ -278,7 +277,7 @@ class UsiEngine:
         """Worker thread: search, report, wait out a ponder or infinite search, print bestmove once."""
         reply = "bestmove resign"
         try:
-            declaration = engine.searcher.rules.declaration(board)
+            declaration = engine.rules.declaration(board)
             if declaration == 0:
                 reply = "bestmove win"
             elif declaration is not None:  # the try rule: the king's move to its try square wins

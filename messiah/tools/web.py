@@ -406,7 +406,7 @@ class PlayServer:
 
     def _engine_move(self) -> None:
         game, board = self.game, self.game.board
-        if self.engine.searcher.rules.declaration(board) == 0:  # under the engine's EnteringKingRule
+        if self.engine.rules.declaration(board) == 0:  # under the engine's EnteringKingRule
             self._finish("messiah declares an entering-king win", "%KACHI", "win")
             return
         book, _ = self.engine.book_move(board)

@@ -161,54 +161,32 @@ def make_game_searcher(cfg: RLConfig, evaluator: Evaluator) -> Searcher:
     return Engine.from_options(engine_options(cfg), evaluator).searcher
 
 
-def node_values(node) -> np.ndarray:
-    """A tree node's value of each of its moves for its side to move: the mean of the move's visits (its Q
-    as the prior visit where it has no other), exactly 1 or 0 where the move's position is proven."""
-    values, children = node.w / np.maximum(node.n, 1e-9), node.children
-    for i, move in enumerate(node.moves):
-        child = children.get(int(move))
-        if child is not None and child.terminal in (0.0, 1.0):
-            values[i] = 1.0 - child.terminal
-    return np.clip(values, 0.0, 1.0)
-
-
 def root_values(searcher, board: cshogi.Board, n: int) -> np.ndarray:
-    """The search's value of each legal move (legal_move_indices order) for the side to move: the tree's
-    values of the root's moves when the search kept a tree for this position (UCB1, PUCT), else the
-    network's Q (alpha-beta, or a move settled without a tree)."""
-    root = getattr(searcher, "root", None)
-    if root is not None and root.key == board.zobrist_hash() and len(root.moves) == n:
-        return node_values(root)
+    """The search's value of each legal move (legal_move_indices order) for the side to move: what the search
+    kept for this position (UCB1's and PUCT's root, Searcher.move_values), else the network's Q (alpha-beta, or a
+    move settled without a tree)."""
+    values = searcher.move_values(board)
+    if values is not None and len(values) == n:
+        return values
     return searcher.cache.get(board).q.astype(np.float64)
 
 
 def tree_rows(searcher, board: cshogi.Board, played: int, spec: GameSpec, cfg: RLConfig) -> list[np.ndarray]:
-    """TreeStrap rows of this move's search (``cfg.tree_visits``): the nodes below the root, outside the played
+    """TreeStrap rows of this move's search (``cfg.tree_visits``): the positions below the root, outside the played
     move's subtree, that the search visited at least ``tree_visits`` times, at most TREE_ROWS_PER_MOVE of them,
-    most visited first. Each is the node's position with its moves' values (:func:`node_values`) and its most
-    visited move as the search's choice; no return (the game never reached it), so only the dense and ranking
-    terms learn from it."""
-    root = getattr(searcher, "root", None)
-    if not cfg.tree_visits or root is None or root.key != board.zobrist_hash():
+    most visited first (Searcher.visited). Each is the position with its moves' values and the move a search from
+    it would choose; no return (the game never reached it), so only the dense and ranking terms learn from it."""
+    if not cfg.tree_visits:
         return []
-    found: list[tuple[int, list[int], object]] = []
-    stack = [([move], child) for move, child in root.children.items() if move != played]
-    while stack:
-        line, node = stack.pop()
-        if node.visits < cfg.tree_visits or node.terminal is not None or not len(node.moves):
-            continue  # a node's visits bound its children's: nothing below qualifies either
-        found.append((node.visits, line, node))
-        stack.extend(([*line, move], child) for move, child in node.children.items())
     rows = []
-    for _, line, node in sorted(found, key=lambda x: -x[0])[:TREE_ROWS_PER_MOVE]:
-        for move in line:
+    for node in searcher.visited(board, cfg.tree_visits, played)[:TREE_ROWS_PER_MOVE]:
+        for move in node.line:
             board.push(move)
-        best = node.most_visited()  # the choice a search from this node would play
-        row = _row(board, spec, node_values(node), node.value(), cfg.scale)
-        row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(node.moves[best])), best, best
+        row = _row(board, spec, node.values, node.value, cfg.scale)
+        row["bestMove16"], row["best"], row["played"] = cshogi.move16(node.best_move), node.best, node.best
         row["flags"] = TREE
         rows.append(row)
-        for _ in line:
+        for _ in node.line:
             board.pop()
     return rows
 
