@@ -134,6 +134,15 @@ def _quantize(args: argparse.Namespace) -> None:
     print(quantize_onnx(cfg.model, cfg.out, cfg.data, cfg.positions))
 
 
+def _say_if_compiling() -> None:
+    """A fresh install's first search compiles for a while: say so on stderr before it starts, as messiah-usi
+    says it in an info string."""
+    from messiah.engine.engine import COMPILING_NOTE, search_compiled
+
+    if not search_compiled():
+        print(COMPILING_NOTE, file=sys.stderr)
+
+
 def _analyze(args: argparse.Namespace) -> None:
     from messiah.tools.analyze import analyze_position
     from messiah.tools.picture import require_png_converter
@@ -141,6 +150,7 @@ def _analyze(args: argparse.Namespace) -> None:
     cfg = _config(args)
     if cfg.png:
         require_png_converter()  # before the search, not after it
+    _say_if_compiling()
     analysis = analyze_position(" ".join(cfg.position), nodes=cfg.nodes, movetime=cfg.movetime, depth=cfg.depth,
                                 options=cfg.engine_options())
     for path in filter(None, (cfg.svg, cfg.png)):
@@ -167,6 +177,7 @@ def _annotate(args: argparse.Namespace) -> None:
     record = read_record(cfg.record)  # before the model loads: a bad file fails at once
     if cfg.png:
         require_plot()  # and a missing extra before the game's analysis
+    _say_if_compiling()
     options = cfg.engine_options()
     analysis = annotate_record(record, load_evaluator(engine_settings(options)), None,
                                None if cfg.nodes else cfg.movetime, cfg.nodes, cfg.threshold,

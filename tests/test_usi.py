@@ -730,3 +730,48 @@ def test_isready_says_which_model_runs_where_once_per_load():
     e.handle("setoption name Threads value 2")
     e.handle("isready")
     assert sum(line.startswith("info string model") for line in out) == 2
+
+
+def test_a_fresh_installs_first_start_says_it_compiles_and_isready_waits_for_it(monkeypatch):
+    """With numba's cache empty, compiling starts with the engine: usiok comes at once, then an info string says
+    what is happening, and isready answers once the compiling is done (before, the first isready was silent for
+    half a minute). With the cache full, nothing starts and nothing is said."""
+    import messiah.engine.usi as usi
+
+    release, done = threading.Event(), []
+    monkeypatch.setattr(usi, "search_compiled", lambda: False)
+    monkeypatch.setattr(usi, "compile_search", lambda: (release.wait(GUARD), done.append(True)))
+    out: list[str] = []
+    e = UsiEngine(out.append)
+    e.start_compiling()
+    e.handle("usi")
+    assert out[-2] == "usiok" and out[-1].startswith("info string compiling the search once") and not done
+    answered = threading.Thread(target=e.handle, args=("isready",))
+    answered.start()
+    time.sleep(0.2)
+    assert "readyok" not in out  # it waits for the compiling
+    release.set()
+    answered.join(GUARD)
+    assert done and out[-1] == "readyok"
+
+    monkeypatch.setattr(usi, "search_compiled", lambda: True)
+    out.clear()
+    quiet = UsiEngine(out.append)
+    quiet.start_compiling()
+    quiet.handle("usi")
+    assert out[-1] == "usiok" and quiet._compiling is None
+
+
+def test_the_compiled_search_is_found_in_numbas_cache(tmp_path):
+    """search_compiled reads numba's cache: true once compile_search has run, false in an empty cache."""
+    import subprocess
+    import sys
+
+    from messiah.engine.engine import compile_search, search_compiled
+
+    compile_search()
+    assert search_compiled()
+    code = "from messiah.engine.engine import search_compiled; print(search_compiled())"
+    env = {**__import__("os").environ, "NUMBA_CACHE_DIR": str(tmp_path)}
+    answer = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=GUARD)
+    assert answer.stdout.strip() == "False", answer.stderr

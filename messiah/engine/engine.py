@@ -20,6 +20,7 @@ from functools import partial
 from typing import Literal
 
 import cshogi
+import numpy as np
 
 from messiah.config import setting
 from messiah.engine.openingbook import NO_BOOK, Book, BookMove, read_book
@@ -94,6 +95,37 @@ def load_evaluator(settings: Settings) -> Evaluator:
         raise UsiError(f"cannot load the model: {one_line(e)}") from None
     evaluator.score(cshogi.Board())  # warm up: a failure here is a bug in messiah, and keeps its traceback
     return evaluator
+
+
+# What a fresh install's first start says while numba compiles the search (measured: docs/benchmarks.md, "First
+# start"); numba caches the result beside the package, so it is once per install.
+COMPILING_NOTE = ("compiling the search once for this installation (about 15 s of one core); later starts take "
+                  "about a second")
+
+
+def search_compiled() -> bool:
+    """Whether numba's cache already holds the search's compiled code, so that a start loads it (a second) rather
+    than compiles it. Read from numba's cache index of the tree's selection (numba's own layout: when it cannot be
+    read, True, and nothing is said)."""
+    from messiah.search.tree import select_leaf
+
+    try:
+        return os.path.exists(select_leaf._cache._cache_file._index_path)
+    except AttributeError:
+        return True
+
+
+def compile_search() -> None:
+    """Compile (numba) what the first search would: a few nodes of each search that has compiled code, on the
+    shipped model's inputs with a stand-in forward pass (no network run). Run at start on a thread, it overlaps a
+    GUI's handshake; ``isready`` then finds the code compiled."""
+    evaluator = Evaluator(threads=1, device="cpu", forward=lambda features, indices: np.full(indices.shape, 0.5,
+                                                                                           np.float32))
+    for search in SEARCHERS.values():
+        if search.root_parallel:  # the bandit searches: the tree's loops
+            searcher = search(evaluator)
+            searcher.search(cshogi.Board(), Limits(nodes=2))
+            searcher.search(cshogi.Board(), Limits(nodes=2))  # and what a search that keeps its tree compiles
 
 
 def cores() -> int:

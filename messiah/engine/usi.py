@@ -22,7 +22,14 @@ from typing import TextIO
 import cshogi
 
 from messiah import __version__
-from messiah.engine.engine import EVALUATOR_OPTIONS, Engine, load_evaluator
+from messiah.engine.engine import (
+    COMPILING_NOTE,
+    EVALUATOR_OPTIONS,
+    Engine,
+    compile_search,
+    load_evaluator,
+    search_compiled,
+)
 from messiah.engine.mate import solve_mate
 from messiah.engine.options import NO_LOG, OPTIONS
 from messiah.engine.thinktime import TimeBudget, think_time
@@ -61,6 +68,8 @@ class UsiEngine:
         self._clock: Clock | None = None  # and its clock, which ponderhit sets
         self._log: TextIO | None = None  # WriteDebugLog's file
         self._log_start = time.perf_counter()
+        self._compiling: threading.Thread | None = None  # compile_search at a fresh install's first start
+        self._compile_error = ""
 
     @property
     def searcher(self) -> Searcher | None:
@@ -113,12 +122,38 @@ class UsiEngine:
         self._drop_engine()
         self._open_log(NO_LOG)
 
+    def start_compiling(self) -> None:
+        """Compile the search on a thread now (:func:`compile_search`) if numba's cache does not hold it yet:
+        a fresh install's first start, which otherwise spends its first isready compiling without a word."""
+        if search_compiled():
+            return
+        self._compiling = threading.Thread(target=self._compile, name="messiah-compile", daemon=True)
+        self._compiling.start()
+
+    def _compile(self) -> None:
+        try:
+            compile_search()
+        except Exception as e:  # noqa: BLE001 - isready builds (and compiles) the engine anyway, and says why
+            self._compile_error = f"{type(e).__name__}: {one_line(e)}"
+
+    def _await_compiling(self) -> None:
+        """Wait for the compiling thread, if one runs: building the engine needs its code."""
+        if self._compiling is not None:
+            self._compiling.join()
+            self._compiling = None
+        if self._compile_error:
+            self.write(f"info string compiling the search at start failed ({self._compile_error}); "
+                       "building the engine compiles it")
+            self._compile_error = ""
+
     def cmd_usi(self, args: list[str]) -> None:
         self.write(f"id name {ENGINE_NAME}")
         self.write("id author the messiah developers")
         for name, option in OPTIONS.items():
             self.write(option.declaration(name))
         self.write("usiok")
+        if self._compiling is not None and self._compiling.is_alive():
+            self.write(f"info string {COMPILING_NOTE}")
 
     def cmd_setoption(self, args: list[str]) -> None:
         if len(args) < 2 or args[0] != "name":
@@ -161,6 +196,7 @@ class UsiEngine:
 
     def _load(self) -> Engine:
         """The engine of the current options (messiah.engine.engine), built when an option changed."""
+        self._await_compiling()
         if self.evaluator is None:
             self.evaluator = load_evaluator(self.options)
             self._drop_engine()
@@ -401,4 +437,6 @@ def main(argv: list[str] | None = None) -> None:
         "on stdin and answers on stdout; see the README for its options.")
     parser.add_argument("--version", action="version", version=ENGINE_NAME)
     parser.parse_args(argv)
-    UsiEngine(protocol_channel()).run(_lines(sys.stdin.buffer))
+    engine = UsiEngine(protocol_channel())
+    engine.start_compiling()  # at once, so that the GUI's usi and isready overlap it
+    engine.run(_lines(sys.stdin.buffer))
