@@ -441,7 +441,10 @@ def _add_training_commands(sub: argparse._SubParsersAction, as_json: argparse.Ar
 def build_parser() -> argparse.ArgumentParser:
     """The ``messiah`` parser, its subcommands in the order ``messiah --help`` lists them; every parser's help shows
     the flags' defaults (:class:`_Help`)."""
+    from messiah.engine.usi import ENGINE_NAME
+
     parser = argparse.ArgumentParser(prog="messiah", description=plain(__doc__.split("\n\n")[0]))
+    parser.add_argument("--version", action="version", version=ENGINE_NAME, help="print what `id name` says and exit")
     sub = parser.add_subparsers(dest="command", required=True)
     as_json = argparse.ArgumentParser(add_help=False)
     as_json.add_argument("--json", action="store_true", help="print the result as one JSON object")

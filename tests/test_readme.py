@@ -56,16 +56,8 @@ def test_the_readme_option_table_gives_each_option_the_range_usi_declares():
     assert rows["Threads"] == "1 .. 256" and rows["Search"].startswith("puct, ")
 
 
-def test_one_version_everywhere():
-    """pyproject's version is what ``id name`` says, what the README tells a GUI user to look for, and a
-    CHANGELOG section."""
-    from messiah import __version__
+def test_the_readme_names_the_version_a_gui_lists():
+    """What a GUI lists the engine as is ``id name`` (tests/test_release.py keeps the version in step)."""
     from messiah.engine.usi import ENGINE_NAME
 
-    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
-    assert __version__ == version
-    lines: list[str] = []
-    UsiEngine(lines.append).handle("usi")
-    assert lines[0] == f"id name messiah {version}" == f"id name {ENGINE_NAME}"
-    assert f'lists it as "messiah {version}"' in (ROOT / "README.md").read_text()
-    assert re.search(rf"^## {re.escape(version)}\b", (ROOT / "CHANGELOG.md").read_text(), re.M)
+    assert f'lists it as "{ENGINE_NAME}"' in (ROOT / "README.md").read_text()

@@ -7,6 +7,9 @@ import json
 import re
 from pathlib import Path
 
+import pytest
+
+from messiah.cli import main
 from messiah.evaluator import Evaluator, default_model_path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -23,6 +26,40 @@ def test_the_shipped_models_are_named_and_hashed_in_the_changelog():
         assert evaluator.sha256 == digest
         assert evaluator.describe().startswith(f"{evaluator.name} (sha256 {digest[:8]})")
     assert Evaluator(threads=1, device="cpu").path == default_model_path(int8=True)
+
+
+def test_a_version_per_shipped_model():
+    """pyproject's version is ``messiah.__version__``, what ``id name``, ``messiah --version`` and ``messiah-usi
+    --version`` say, and the newest released CHANGELOG section, which is named for the model the package ships
+    (its ONNX metadata name): a new shipped model needs a new version, and the version moves only with a section."""
+    from messiah import __version__
+    from messiah.engine.usi import ENGINE_NAME, UsiEngine
+
+    version = re.search(r'^version = "([^"]+)"', (ROOT / "pyproject.toml").read_text(), re.M).group(1)
+    assert __version__ == version and ENGINE_NAME == f"messiah {version}"
+    lines: list[str] = []
+    UsiEngine(lines.append).handle("usi")
+    assert lines[0] == f"id name {ENGINE_NAME}"
+    changelog = (ROOT / "CHANGELOG.md").read_text()
+    released = re.findall(r"^## (\d+\.\d+\.\d+) \(([^)]*)\): (\S+)$", changelog, re.M)
+    assert changelog.index("## Unreleased") < changelog.index(f"## {released[0][0]} ")
+    newest, _, model = released[0]
+    assert newest == version, "the newest released CHANGELOG section is the version pyproject gives"
+    shipped = Evaluator(default_model_path(int8=False), threads=1).name
+    assert model == shipped, f"{newest} is named for {model}, but the package ships {shipped}: a version a model"
+    assert Evaluator(default_model_path(int8=True), threads=1).name == f"{shipped}-int8"
+    assert len({m for _, _, m in released}) == len(released), "one version a shipped model"
+
+
+def test_version_is_printed(capsys):
+    """``messiah --version`` and ``messiah-usi --version`` print what ``id name`` says."""
+    from messiah.engine.usi import ENGINE_NAME
+    from messiah.engine.usi import main as usi_main
+
+    for command in (main, usi_main):
+        with pytest.raises(SystemExit) as done:
+            command(["--version"])
+        assert done.value.code == 0 and capsys.readouterr().out == f"{ENGINE_NAME}\n"
 
 
 def test_license_and_credits_ship_with_the_source():
