@@ -420,6 +420,31 @@ def test_a_byoyomi_move_comes_within_its_time(ticking):
     assert len(bestmoves(out)) == 1
 
 
+def test_a_go_that_builds_the_engine_answers_within_its_byoyomi(ticking, monkeypatch):
+    """A setoption drops the engine and a go without isready builds it again: the move's time counts from the go,
+    as the GUI's clock does, so the build is spent from the byoyomi and the bestmove still comes within it (a
+    500 ms byoyomi was answered after 634 ms while reporting time 463). The build is a stand-in that takes 0.3 s
+    of the ticking clock."""
+    import messiah.engine.usi as usi
+
+    build = usi.Engine
+
+    def slow_build(*args, **kwargs):
+        ticking.readings += round(0.3 / STEP)
+        return build(*args, **kwargs)
+
+    monkeypatch.setattr(usi, "Engine", slow_build)
+    out: list[str] = []
+    answered: list[int] = []
+    e = UsiEngine(lambda line: (out.append(line), line.startswith("bestmove") and answered.append(ticking.readings)))
+    for line in ("isready", "setoption name PuctC value 60", "position startpos"):
+        e.handle(line)
+    sent = ticking.readings
+    go(e, "go btime 0 wtime 0 byoyomi 1000")
+    assert len(answered) == 1 and (answered[0] - sent) * STEP <= 0.95 + LOOKS * STEP
+    assert reported(out, "time") >= 300  # the time a GUI sees counts from its go, the build included
+
+
 def test_usi_hash_bounds_the_tables():
     e, out = engine()
     e.handle("setoption name Search value alphabeta")  # the search with a transposition table

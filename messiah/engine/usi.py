@@ -238,7 +238,10 @@ class UsiEngine:
 
     def cmd_go(self, args: list[str]) -> None:
         """Start a search (or a mate search) on the worker thread. Whatever the arguments, exactly one
-        bestmove (checkmate for go mate) follows."""
+        bestmove (checkmate for go mate) follows. The move's time counts from the go, as a GUI's clock does: an
+        engine built here (a setoption without isready since) spends the move's time on it, and the search
+        shortens itself by as much."""
+        received = Clock().start  # when the go came, on the time the search's clock reads
         self._finish_search()  # the previous worker has written its bestmove: join it
         go, flags, ignored = parse_go(args)
         if ignored:
@@ -270,6 +273,7 @@ class UsiEngine:
         self._limits = limits
         self._clock = engine.clock(TimeBudget() if endless else budget, self._stop,
                                    budget if self._pondering else None)
+        self._clock.start = received  # the build, if any, was this move's time
         self._start(self._search, engine, board, limits, self._clock)
 
     def _book_move(self, engine: Engine, board: cshogi.Board) -> bool:
