@@ -220,3 +220,22 @@ def test_a_book_from_game_records_counts_their_opening_moves(tmp_path):
             int(row["bestMove16"]) & 0xFFFF))))
     assert sorted((" ".join(s.split()[:3]), m.move, m.count) for s, moves in kept.items() for m in moves) == \
         sorted((sfen, move, 2) for sfen, move in lines)
+
+
+def test_a_book_that_would_be_empty_is_refused_and_an_empty_book_says_so(tmp_path, capsys):
+    """A --min-count no move reaches would keep nothing (one game, each of its moves played once): the build says
+    why instead of writing an empty book without a word (which book show and BookFile then took for no DB2016 book
+    at all), and a book with its header and no position is called empty."""
+    from messiah.cli import main
+
+    out = tmp_path / "none.db"
+    with pytest.raises(DataError, match=r"would be empty.* 100 times or more .* 6 games read.*lower --min-count"):
+        build_book(BookBuildConfig(records=[str(GAMES)], out=str(out), plies=4, min_count=100))
+    assert not out.exists()
+    with pytest.raises(SystemExit) as done:
+        main(["book", "build", str(FORMATS / "game.csa"), "--out", str(out), "--min-count", "2"])
+    assert done.value.code == 2 and "the book would be empty" in capsys.readouterr().err and not out.exists()
+    out.write_text("#YANEURAOU-DB2016 1.00\n")
+    with pytest.raises(SystemExit) as done:
+        main(["book", "show", str(out)])
+    assert done.value.code == 2 and "the book is empty" in capsys.readouterr().err

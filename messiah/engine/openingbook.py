@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import os
 import random
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -222,7 +221,7 @@ def read_book(path: str | os.PathLike) -> Book:
     """A book in YaneuraOu's text format. DataError naming the file and line for anything else."""
     path = Path(path)
     try:
-        lines: Iterable[str] = path.read_text(encoding="utf-8").splitlines()
+        lines: list[str] = path.read_text(encoding="utf-8").splitlines()
     except (OSError, UnicodeDecodeError) as e:
         raise DataError(f"{path}: cannot read the book ({e})") from None
     book, sfen = Book(), None
@@ -246,5 +245,7 @@ def read_book(path: str | os.PathLike) -> Book:
         ponder = words[1] if len(words) > 1 else "none"
         book.positions[sfen].append(BookMove(words[0], ponder, *fields))
     if not book.positions:
+        if any(line.strip() == HEADER for line in lines):
+            raise DataError(f"{path}: the book is empty (its header and no position)")
         raise DataError(f"{path}: no positions (not a {HEADER.split()[0][1:]} book?)")
     return book

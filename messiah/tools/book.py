@@ -143,11 +143,26 @@ def build_book(cfg: BookBuildConfig) -> dict:
     before = sum(len(m) for m in book.positions.values())
     book.positions = {s: kept for s, moves in book.positions.items()
                       if (kept := [m for m in moves if m.count >= cfg.min_count])}
+    if not book.positions:
+        raise DataError(_nothing_to_write(cfg, games, before))
     _fill_ponder(book)
     path = book.write(cfg.out)
     return {"book": str(path), "games": games, "positions": len(book),
             "moves": sum(len(m) for m in book.positions.values()), "moves_left_out": before - sum(
                 len(m) for m in book.positions.values())}
+
+
+def _nothing_to_write(cfg: BookBuildConfig, games: int, moves: int) -> str:
+    """Why a book would be empty, said instead of writing it (a BookFile with no position plays no book move)."""
+    read = f"{games} game{'' if games == 1 else 's'} read"
+    if not games:
+        why = "the records hold no game from the start position (a game that starts elsewhere has no known ply)"
+    elif not moves:
+        why = f"no legal move in the first {cfg.plies} plies of the {read}"
+    else:
+        why = (f"no move was played {cfg.min_count} times or more in its position in the first {cfg.plies} plies of "
+               f"the {read} ({moves} were played fewer times); lower --min-count or give more games")
+    return f"the book would be empty, so {cfg.out} is not written: {why}"
 
 
 def _fill_ponder(book: Book) -> None:
