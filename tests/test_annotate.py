@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from datetime import datetime
+
 import cshogi
 import numpy as np
 import pytest
@@ -138,6 +140,20 @@ def test_bad_records_get_a_one_line_error(tmp_path, capsys, content, name, messa
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and message in err and err.startswith("messiah annotate: ")
+
+
+def test_the_annotated_kif_keeps_the_games_date(tmp_path, evaluator):
+    """The KIF written is dated by the record's own start time (CSA's $START_TIME, KIF's 開始日時), where it had
+    today's date."""
+    assert read_record(FORMATS / "game.kif").start == datetime(2026, 1, 1)
+    path = tmp_path / "dated.csa"
+    path.write_text("V2.2\nN+a\nN-b\n$START_TIME:2024/05/06 07:08:09\nPI\n+\n+7776FU\n-3334FU\n%TORYO\n")
+    record = read_record(path)
+    assert record.start == datetime(2024, 5, 6, 7, 8, 9)
+    write_kif(annotate_record(record, evaluator, nodes=10, progress=False), tmp_path / "dated.kif")
+    assert KIF.Parser.parse_file(str(tmp_path / "dated.kif")).starttime == record.start
+    path.write_text("V2.2\nPI\n+\n+7776FU\n-3334FU\n")
+    assert read_record(path).start is None  # no date: the exporter's own (now)
 
 
 def test_a_game_from_a_set_position(tmp_path, evaluator):

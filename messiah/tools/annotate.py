@@ -18,6 +18,7 @@ import os
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 
 import cshogi
@@ -63,12 +64,28 @@ class AnnotateConfig(EngineChoice):
 
 @dataclass
 class Record:
-    """A game: its starting position, its moves (cshogi ints), the players' names and how it ended."""
+    """A game: its starting position, its moves (cshogi ints), the players' names, how it ended and when it
+    started (None: the record does not say)."""
 
     sfen: str
     moves: list[int]
     names: list[str]
     endgame: str = ""
+    start: datetime | None = None
+
+
+# How CSA's $START_TIME and KIF's 開始日時 write a date (CSA 3.0, and what GUIs write), longest first.
+DATE_FORMATS = ("%Y/%m/%d %H:%M:%S", "%Y/%m/%d %H:%M", "%Y/%m/%d")
+
+
+def _start_time(text: str | None) -> datetime | None:
+    """A record's start time, None when it has none or none that reads as a date."""
+    for form in DATE_FORMATS:
+        try:
+            return datetime.strptime((text or "").strip(), form)
+        except ValueError:
+            continue
+    return None
 
 
 def read_record(path: str | os.PathLike) -> Record:
@@ -86,11 +103,13 @@ def read_record(path: str | os.PathLike) -> Record:
             if not games:
                 raise DataError("no game in it")
             game = games[0]
+            start = _start_time(game.var_info.get("START_TIME"))
         elif suffix in (".kif", ".kifu"):
             try:
                 game = KIF.Parser.parse_file(str(path))
             except UnicodeDecodeError:  # a .kif should be Shift_JIS, but many tools write UTF-8
                 game = KIF.Parser.parse_str(path.read_text(encoding="utf-8"))
+            start = game.starttime
         else:
             raise DataError("expected a .kif, .kifu or .csa game record")
     except (ValueError, KIF.ParserException, UnicodeDecodeError, KeyError, IndexError) as e:
@@ -105,7 +124,7 @@ def read_record(path: str | os.PathLike) -> Record:
     if not game.moves:
         raise DataError(f"{path}: no moves in it")
     names = [name or default for name, default in zip(game.names, ("black", "white"), strict=True)]
-    return Record(game.sfen, list(game.moves), names, game.endgame or "")
+    return Record(game.sfen, list(game.moves), names, game.endgame or "", start)
 
 
 @dataclass
@@ -214,11 +233,12 @@ def comment(note: MoveNote, board: cshogi.Board) -> list[str]:
 
 
 def write_kif(analysis: GameAnalysis, path: str | os.PathLike) -> Path:
-    """The game as KIF (cshogi's exporter; Shift_JIS for .kif, UTF-8 for .kifu), a comment under each move."""
+    """The game as KIF (cshogi's exporter; Shift_JIS for .kif, UTF-8 for .kifu), a comment under each move,
+    dated by the record's start time (the exporter's now when the record has none)."""
     record = analysis.record
     board = cshogi.Board(record.sfen)
     exporter = KIF.Exporter(str(path))
-    exporter.header(record.names, handicap=None if record.sfen == cshogi.STARTING_SFEN else board.copy())
+    exporter.header(record.names, record.start, handicap=None if record.sfen == cshogi.STARTING_SFEN else board.copy())
     for note in analysis.notes:
         exporter.move(note.move)
         # KIF's comment lines start with '*' and follow the move they are about; the exporter has no call for them.
