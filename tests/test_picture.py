@@ -11,7 +11,16 @@ from conftest import require
 
 from messiah.cli import main
 from messiah.tools.analyze import analyze_position, read_position
-from messiah.tools.picture import SVG_NS, MovePicture, png_converter, square_centre, svg_to_png
+from messiah.tools.picture import (
+    LEFT,
+    SVG_NS,
+    WIDTH,
+    MovePicture,
+    png_converter,
+    square_centre,
+    svg_to_png,
+    text_width,
+)
 
 # White to move with a bishop in hand (so with drops), after a bishop exchange.
 POSITION = "startpos moves 7g7f 3c3d 8h2b+ 3a2b 1g1f"
@@ -70,6 +79,27 @@ def test_the_best_move_and_the_pv_are_marked(analysis):
     assert len(pv) > 1 and any(t.startswith("PV 2:") for t in titles)
     legend = "".join(next(g for g in root.iter(f"{T}g") if g.get("class") == "legend").itertext())
     assert f"{len(analysis.scores.moves)} moves" in legend and "win rate" in legend
+
+
+def test_a_long_pv_wraps_inside_the_picture():
+    """Seven plies with drops, promotions and a 同 are wider than the board: the legend's PV wraps onto a second
+    line, every ply written and every line inside the picture (it ran off the right edge, two plies lost)."""
+    board = read_position("startpos moves 7g7f 3c3d 8h2b+ 3a2b")
+    pv = []
+    for usi in "B*4e 2b3c 4e3d+ 8b2b 3d4d 3c4d 1g1f".split():
+        pv.append(board.move_from_usi(usi))
+        board.push(pv[-1])
+    board = read_position("startpos moves 7g7f 3c3d 8h2b+ 3a2b")
+    moves = list(board.legal_moves)
+    root = ET.fromstring(MovePicture(board, moves, [0.5] * len(moves), pv[0], pv, 0.55).to_svg())
+    legend = next(g for g in root.iter(f"{T}g") if g.get("class") == "legend")
+    lines = [e for e in legend.iter(f"{T}text") if e.text and e.text.startswith(("PV ", "☗", "☖"))]
+    assert len(lines) == 2 and lines[0].text.startswith("PV ")
+    assert " ".join(e.text for e in lines).count("☗") + " ".join(e.text for e in lines).count("☖") == len(pv)
+    height = float(root.get("viewBox").split()[3])
+    for line in lines:
+        assert LEFT + text_width(line.text, float(line.get("font-size"))) <= WIDTH
+        assert float(line.get("y")) + 2 <= height
 
 
 def test_white_sees_the_board_turned():

@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 import subprocess
+import unicodedata
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -41,6 +42,8 @@ LEGEND_HEIGHT = 34
 STOPS = ((0xD7, 0x30, 0x27), (0xFE, 0xE0, 0x8B), (0x1A, 0x98, 0x50))
 PV_COLOUR = "#2166ac"
 PV_SHOWN = 6  # plies of the principal variation drawn after the best move
+PV_FONT = 5.5  # the legend's PV line: its font size, and the space between its lines when it wraps
+PV_LEADING = 7.0
 HAND_KANJI = "歩香桂銀金角飛"  # cshogi's hand piece order: P L N S G B R
 # Where in its destination square each hand piece's drop is written (a 3 x 3 grid, centre left free).
 DROP_SLOTS = ((-6, -6), (0, -6), (6, -6), (-6, 0), (6, 0), (-6, 6), (0, 6))
@@ -54,6 +57,23 @@ def q_colour(t: float) -> str:
     (r0, g0, b0), (r1, g1, b1) = (STOPS[0], STOPS[1]) if t < 0.5 else (STOPS[1], STOPS[2])
     u = t * 2 if t < 0.5 else t * 2 - 1
     return "#{:02x}{:02x}{:02x}".format(*(round(a + (b - a) * u) for a, b in ((r0, r1), (g0, g1), (b0, b1))))
+
+
+def text_width(text: str, font_size: float) -> float:
+    """An upper bound of ``text``'s width: a wide character (kanji, full-width digits, the shogi marks) one em, any
+    other 0.6 em, more than the Latin serif and Japanese Gothic fonts that draw them take."""
+    return font_size * sum(1.0 if unicodedata.east_asian_width(c) in "WF" or c in "☗☖" else 0.6 for c in text)
+
+
+def wrap(words: Sequence[str], width: float, font_size: float) -> list[str]:
+    """``words`` in lines of at most ``width`` (by :func:`text_width`), a word never split."""
+    lines: list[str] = []
+    for word in words:
+        if lines and text_width(f"{lines[-1]} {word}", font_size) <= width:
+            lines[-1] += f" {word}"
+        else:
+            lines.append(word)
+    return lines
 
 
 def square_centre(square: int, flip: bool) -> tuple[float, float]:
@@ -158,15 +178,16 @@ class MovePicture:
 
     def to_svg(self) -> str:
         root = board_svg(self.board, self.flip)
-        height = HEIGHT + LEGEND_HEIGHT
-        root.set("viewBox", f"0 0 {WIDTH} {height}")
+        pv_lines = self.pv_lines() if self.moves else []
+        height = HEIGHT + LEGEND_HEIGHT + PV_LEADING * max(0, len(pv_lines) - 1)
+        root.set("viewBox", f"0 0 {WIDTH} {height:g}")
         root.set("width", str(WIDTH * self.scale))
-        root.set("height", str(height * self.scale))
+        root.set("height", f"{height * self.scale:g}")
         if self.moves:
             low, high = min(self.q), max(self.q)
             self._draw_moves(root, low, high)
             self._draw_pv(root)
-            self._draw_legend(root, low, high)
+            self._draw_legend(root, low, high, pv_lines)
         else:
             _sub(root, "text", font_family="serif", font_size=7, x=LEFT, y=HEIGHT + 12).text = "no legal move"
         return ET.tostring(root, encoding="unicode")
@@ -242,7 +263,20 @@ class MovePicture:
                 break
             board.push(move)
 
-    def _draw_legend(self, root: ET.Element, low: float, high: float) -> None:
+    def pv_lines(self) -> list[str]:
+        """The legend's principal variation in KIF, wrapped to the picture's width (a PV of seven moves with
+        promotions is wider than the board)."""
+        if not self.bestmove:
+            return []
+        board, words = self.board.copy(), []
+        for move in list(self.pv)[: PV_SHOWN + 1]:
+            if not board.is_legal(move):
+                break
+            words.append(("☗" if board.turn == cshogi.BLACK else "☖") + KIF.move_to_kif(move, board.peek()))
+            board.push(move)
+        return wrap(["PV", *words], WIDTH - LEFT - 2, PV_FONT) if words else []
+
+    def _draw_legend(self, root: ET.Element, low: float, high: float, pv_lines: Sequence[str]) -> None:
         legend = _sub(root, "g", class_="legend", font_family="serif", font_size=6.5)
         top = HEIGHT + 4
         gradient = _sub(root.find(f"{{{SVG_NS}}}defs"), "linearGradient", id="q-scale")
@@ -261,14 +295,8 @@ class MovePicture:
             if self.winrate is not None:
                 verdict += f"  win rate {self.winrate:.1%}"
             _sub(legend, "text", x=LEFT, y=top + 15).text = verdict
-            board, words = self.board.copy(), []
-            for move in list(self.pv)[: PV_SHOWN + 1]:
-                if not board.is_legal(move):
-                    break
-                words.append(("☗" if board.turn == cshogi.BLACK else "☖") + KIF.move_to_kif(move, board.peek()))
-                board.push(move)
-            if words:
-                _sub(legend, "text", x=LEFT, y=top + 24, font_size=5.5).text = "PV " + " ".join(words)
+            for k, line in enumerate(pv_lines):
+                _sub(legend, "text", x=LEFT, y=top + 24 + PV_LEADING * k, font_size=PV_FONT).text = line
 
 
 def png_converter() -> str | None:
