@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 from numba import njit
 
+from messiah.rules import MAX_LEGAL_MOVES
 from messiah.search.base import permille
 
 # node_f columns (float64)
@@ -47,7 +48,7 @@ DROPPED = -2
 UCB1, PUCT = 0, 1  # selection rules
 VIRTUAL_LOSS = 1.0  # a visit counted as a loss (W unchanged) while its leaf waits in the batch
 MAX_DEPTH = 1024  # plies a descent may take; deeper lines are dropped (no search grows one)
-MAX_MOVES = 600  # more than the most legal moves a shogi position has (593)
+MAX_MOVES = MAX_LEGAL_MOVES  # the most edges a new node can bring (the tree's room check)
 NODE_BYTES = 7 * 8
 EDGE_BYTES = 3 * 8 + 4 + 2 * 4
 

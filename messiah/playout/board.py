@@ -44,7 +44,9 @@ PLY = 98
 BOARD_KEY = 99
 HAND_KEY = 100
 STATE = 104  # slots (a little spare, a multiple of eight)
-MAX_MOVES = 600  # room for a position's legal moves: the most any position has is 593
+# Room for a position's legal moves: the most any position has (messiah.rules.MAX_LEGAL_MOVES, 593), with spare,
+# since compiled code writes these buffers without bounds checks.
+MAX_MOVES = 600
 
 # --- a line's history, one row a position, for repetitions (cshogi's is_draw, Apery's isDraw)
 H_BOARD_KEY, H_HAND_KEY = 0, 1
