@@ -61,3 +61,31 @@ def test_the_readme_names_the_version_a_gui_lists():
     from messiah.engine.usi import ENGINE_NAME
 
     assert f'lists it as "{ENGINE_NAME}"' in (ROOT / "README.md").read_text()
+
+
+def first_analysis() -> tuple[list[str], list[str]]:
+    """The README's first command (``messiah analyze ...``, its words) and the lines it shows that command print."""
+    text = (ROOT / "README.md").read_text()
+    text = text[text.index("## Install and first run"):]
+    command = re.search(r"^    pip install \. && messiah (analyze .*)$", text, re.M).group(1).split()
+    shown = text[text.index("\n    bestmove "):].split("\n\n")[0].strip("\n").splitlines()
+    return command, [line[4:] for line in shown]
+
+
+def test_the_readme_first_analysis_is_what_the_shipped_model_prints(capsys):
+    """The README's sample of its first command is the shipped model's: the one-pass Q list as any run prints it, and
+    the search above it as ``--nodes N`` (N the sample's nodes, in place of its --movetime) prints it on any machine,
+    the milliseconds aside. On a CPU, which runs the model's int8 copy, as the README says."""
+    from messiah.cli import main
+
+    command, shown = first_analysis()
+    assert command[:4] == ["analyze", "startpos", "moves", "7g7f"] and command[4] == "--movetime"
+    *printed, more = shown
+    total = int(re.fullmatch(r"\.\.\. +\((\d+) legal moves in all\)", more.strip()).group(1))
+    nodes = re.search(r" nodes (\d+) ", printed[0]).group(1)
+    main([*command[:4], "--nodes", nodes, "--option", "Device=cpu"])
+    out = capsys.readouterr().out.splitlines()
+    without_time = re.compile(r"  \d+ ms$")
+    assert without_time.sub("", out[0]) == without_time.sub("", printed[0])
+    assert out[1 : len(printed)] == printed[1:]
+    assert len(out) == 2 + total
