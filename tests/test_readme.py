@@ -74,8 +74,9 @@ def first_analysis() -> tuple[list[str], list[str]]:
 
 def test_the_readme_first_analysis_is_what_the_shipped_model_prints(capsys):
     """The README's sample of its first command is the shipped model's: the one-pass Q list as any run prints it, and
-    the search above it as ``--nodes N`` (N the sample's nodes, in place of its --movetime) prints it on any machine,
-    the milliseconds aside. On a CPU, which runs the model's int8 copy, as the README says."""
+    the search above it as ``--nodes N`` (N the sample's nodes, in place of its --movetime) prints it again, the
+    milliseconds aside. On a CPU, which runs the model's int8 copy, as the README says (an x86-64 one with AVX-512
+    VNNI printed it; another CPU's integer kernels may round otherwise)."""
     from messiah.cli import main
 
     command, shown = first_analysis()
