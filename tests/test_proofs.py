@@ -135,14 +135,18 @@ def test_the_root_ranks_proven_wins_first_and_losses_last():
     assert tree.view(root).choice() == 5
 
 
-def _line_to(searcher, board: cshogi.Board, plies: int) -> list[int]:
-    """The most visited line of ``plies`` moves in the searcher's tree (nodes made for each)."""
-    node, line = searcher.root, []
-    for _ in range(plies):
+def _two_plies_down(name: str, evaluator) -> tuple:
+    """A searcher after 1,200 nodes from the start position, the board two plies down its most visited line, and
+    that position's node in the searcher's tree (the next search's root, kept with its subtree)."""
+    searcher = make_searcher(name, evaluator, mate_nodes=0)
+    board = cshogi.Board()
+    searcher.search(board, Limits(nodes=1200))
+    node = searcher.root
+    for _ in range(2):
         move = int(node.moves[node.most_visited()])
-        line.append(move)
+        board.push(move)
         node = node.children[move]
-    return line
+    return searcher, board, node
 
 
 @pytest.mark.parametrize("name", ["puct", "ucb1"])
@@ -150,19 +154,11 @@ def test_a_kept_subtree_brings_its_proof_to_the_next_search(evaluator, name):
     """Tree reuse: the previous search's tree holds the next root two plies down. Its most visited move is then
     refuted (its reply proven won for the opponent, as a solver finding a longer mate would): the next search
     never visits it again, does not play it, and reports the next move's value, not a mate."""
-    searcher = make_searcher(name, evaluator, mate_nodes=0)
-    board = cshogi.Board()
-    searcher.search(board, Limits(nodes=1200))
-    line = _line_to(searcher, board, 2)
-    node = searcher.root
-    for move in line:
-        node = node.children[move]
+    searcher, board, node = _two_plies_down(name, evaluator)
     refuted = node.most_visited()
     reply = node.children[int(node.moves[refuted])]
     _prove(searcher.tree, reply.index, 1.0, 5)
     visits = float(node.n[refuted])
-    for move in line:
-        board.push(move)
     result = searcher.search(board, Limits(nodes=300))
     root = searcher.root
     assert root.key == board.zobrist_hash() and root.visits > 300  # the subtree was kept
@@ -175,15 +171,7 @@ def test_a_kept_proof_of_the_root_is_its_answer(evaluator, name):
     """A kept subtree that proves the root won (a move whose reply is proven lost) or lost (every move's reply
     proven won) settles the next search at once: ``score mate N`` with the proof's line, the quickest win or
     the longest defence."""
-    searcher = make_searcher(name, evaluator, mate_nodes=0)
-    board = cshogi.Board()
-    searcher.search(board, Limits(nodes=1200))
-    line = _line_to(searcher, board, 2)
-    node = searcher.root
-    for move in line:
-        node = node.children[move]
-    for move in line:
-        board.push(move)
+    searcher, board, node = _two_plies_down(name, evaluator)
     children = node.children
     won_move = int(node.moves[len(node.moves) - 1])  # a move the search hardly visited: not its own choice
     if won_move not in children:
@@ -194,14 +182,7 @@ def test_a_kept_proof_of_the_root_is_its_answer(evaluator, name):
     assert result.bestmove == won_move and result.mate == 5 and result.winrate == 1.0
     assert result.nodes == 0  # settled by the kept proof, no playout spent
 
-    lost = make_searcher(name, evaluator, mate_nodes=0)
-    board = cshogi.Board()
-    lost.search(board, Limits(nodes=1200))
-    line = _line_to(lost, board, 2)
-    node = lost.root
-    for move in line:
-        node = node.children[move]
-        board.push(move)
+    lost, board, node = _two_plies_down(name, evaluator)
     for i, move in enumerate(node.moves):
         child = node.children.get(int(move))
         if child is None:
