@@ -210,12 +210,12 @@ def _book(args: argparse.Namespace) -> None:
 
 
 def _match(args: argparse.Namespace) -> None:
-    from messiah.arena.match import play_match, report
+    from messiah.arena.match import engine_errors, play_match, report
     from messiah.arena.stats import summarize
 
     cfg = _config(args)
     names, games = play_match(cfg)
-    summary = summarize(games, cfg.sprt)
+    summary = {**summarize(games, cfg.sprt), "engine_errors": engine_errors(cfg.out)}
     if args.json:
         print(json_text({**summary, "names": names, "records": [g.record for g in games]}))
     else:

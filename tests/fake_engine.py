@@ -1,7 +1,8 @@
 """A USI engine for the tests of what drives engines (the watchdog relay, the soak): it plays the first legal
 move, and misbehaves as ``$FAKE_MODE`` says: "ok" (the default) never; "hang N": its N-th go and every later one
 is never answered; "die N": it exits on its N-th go; "faults": a line that is not USI at go 1, go 2 answered
-twice, an illegal move at go 3, go 5 never answered (it still reads, so isready resyncs it)."""
+twice, an illegal move at go 3, go 5 never answered (it still reads, so isready resyncs it); "broken": its model
+stopped loading after the match's check of the engine, so every go says so, as messiah-usi does, and resigns."""
 
 import os
 import sys
@@ -26,6 +27,9 @@ def main() -> None:
             board.set_position(line[len("position "):].strip())
         elif words[0] == "go":
             gos += 1
+            if mode == "broken":
+                print("info string error: cannot load the model: no such file: gone.onnx\nbestmove resign", flush=True)
+                continue
             if mode in ("hang", "die") and gos >= int(after):
                 if mode == "die":
                     sys.exit(3)

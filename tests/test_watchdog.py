@@ -100,3 +100,33 @@ def test_a_match_against_an_engine_that_hangs_finishes_with_its_resignations(fak
     assert all(g.ending == "%TORYO" for g in games)
     assert names == ("fake", "hanging")
     assert not [p for p in os.listdir(tmp_path / "m") if p.startswith(".pair")]
+
+
+def test_a_match_says_when_an_engine_played_broken(fake, tmp_path, monkeypatch):
+    """An engine whose model will not load resigns every game: the records alone show plain losses. The relay keeps
+    the errors it reported, and the match's report and match-report warn with the count and the first error."""
+    from messiah.arena import match
+    from messiah.arena.stats import summarize
+
+    broken = tmp_path / "broken"
+    broken.write_text(f"#!/bin/sh\nexport FAKE_MODE=broken\nexec {fake} \"$@\"\n")
+    broken.chmod(0o755)
+    monkeypatch.setenv("FAKE_MODE", "ok")
+    cfg = match.MatchConfig(opponent=str(broken), engine=fake, games=2, byoyomi=100, openings="none",
+                            out=str(tmp_path / "m"))
+    names, games = match.play_match(cfg, progress=False)
+    assert [g.outcome for g in games] == ["win", "win"]
+    errors = match.engine_errors(cfg.out)
+    assert errors["engine"]["count"] == 0 and errors["opponent"]["count"] >= 2
+    assert errors["opponent"]["first"] == "cannot load the model: no such file: gone.onnx"
+    text = match.report(cfg, names, {**summarize(games), "engine_errors": errors})
+    assert "WARNING: errors the engines reported" in text and "broken" in text and "gone.onnx" in text
+    text, summary = match.match_report(match.MatchReportConfig([cfg.out]))
+    assert summary["engine_errors"]["opponent"]["count"] == errors["opponent"]["count"]
+    assert "WARNING" in text and "gone.onnx" in text
+
+    healthy = match.MatchConfig(opponent=fake, engine=fake, games=2, byoyomi=100, openings="none",
+                                out=str(tmp_path / "h"))
+    names, games = match.play_match(healthy, progress=False)
+    text = match.report(healthy, names, {**summarize(games), "engine_errors": match.engine_errors(healthy.out)})
+    assert "WARNING" not in text

@@ -148,13 +148,41 @@ def executable(command: str, out: Path, name: str) -> str:
     return str(script)
 
 
+def errors_file(out: str | os.PathLike, name: str) -> Path:
+    """Where the relay of engine ``name`` ("engine" or "opponent") keeps the errors its engine reported."""
+    return Path(out) / f"{name}.errors"
+
+
+def engine_errors(out: str | os.PathLike) -> dict[str, dict]:
+    """The errors each engine of the match in ``out`` reported (``info string error`` lines), by role: their count
+    and the first of them; {} for a match played before its relays kept them (no file, not no error)."""
+    found = {}
+    for name in ("engine", "opponent"):
+        path = errors_file(out, name)
+        if path.is_file():
+            lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+            found[name] = {"count": len(lines), "first": lines[0] if lines else None}
+    return found
+
+
+def _sum_errors(parts: list[dict[str, dict]]) -> dict[str, dict]:
+    """The engine errors of several match folders together: counts added, the first one kept."""
+    roles = [role for role in ("engine", "opponent") if any(role in p for p in parts)]
+    return {role: {"count": sum(p[role]["count"] for p in parts if role in p),
+                   "first": next((p[role]["first"] for p in parts if role in p and p[role]["first"]), None)}
+            for role in roles}
+
+
 def watched(command: str, out: Path, name: str, go: str = "") -> str:
     """The engine started through the watchdog relay (messiah.arena.watchdog), as a script cshogi can start:
     an engine that stops answering resigns instead of stalling the match. ``go``: the relay's fixed search."""
     script = (out / f"{name}.watched.sh").resolve()  # cshogi starts an engine in its own folder: absolute paths
     command = os.path.abspath(command) if os.path.exists(command) else command
     fixed = f"--go {shlex.quote(go)} " if go else ""
-    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m messiah.arena.watchdog {fixed}"
+    kept = errors_file(out, name).resolve()
+    kept.touch()  # there, if empty: this match's errors were kept (engine_errors)
+    errors = f"--errors {shlex.quote(str(kept))} "
+    script.write_text(f"#!/bin/sh\nexec {shlex.quote(sys.executable)} -m messiah.arena.watchdog {fixed}{errors}"
                       f'{WATCHDOG_GRACE} {shlex.quote(command)} "$@"\n')
     script.chmod(script.stat().st_mode | stat.S_IXUSR)
     return str(script)
@@ -413,6 +441,12 @@ def _report(title: str, names: tuple[str, str], summary: dict, last: str) -> str
         p = summary["ponder"]
         lines.insert(-1, f"{names[0]} pondered {p['ponders']} times: ponderhit {p['hits']} "
                          f"({100 * p['share']:.1f}%), stopped {p['ponders'] - p['hits']}")
+    errors = summary.get("engine_errors", {})
+    broken = [f"{name} {errors[role]['count']} (first: {errors[role]['first']})"
+              for role, name in zip(("engine", "opponent"), names, strict=True) if errors.get(role, {}).get("count")]
+    if broken:
+        lines.insert(-1, "WARNING: errors the engines reported, whose games may count as losses they never played: "
+                         + "; ".join(broken))
     if "sprt" in summary:
         t = summary["sprt"]
         lines.insert(3, f"SPRT elo0 {t['elo0']:g} elo1 {t['elo1']:g} (alpha {t['alpha']}, beta {t['beta']}, "
@@ -547,13 +581,16 @@ def match_report(cfg: MatchReportConfig) -> tuple[str, dict]:
         else:
             names, played = recorded_games(item)
             summary = summarize(played)
-            parts.append({"folder": item, "games": len(played), **_card(item)})
+            errors = engine_errors(item)
+            parts.append({"folder": item, "games": len(played), **({"engine_errors": errors} if errors else {}),
+                          **_card(item)})
         summaries.append(summary)
         if names is not None and names not in pairings:
             pairings.append(names)
     pairings = pairings or [("first engine", "second engine")]
     summary = merge(summaries, cfg.sprt)
     summary["engines"] = list(pairings[0])
+    summary["engine_errors"] = _sum_errors([part["engine_errors"] for part in parts if "engine_errors" in part])
     summary["parts"] = parts
     counts = ", ".join(f"{part.get('folder', part.get('summary'))} {part['games']}" for part in parts)
     title = " / ".join(f"{a} vs {b}" for a, b in pairings) + f": {summary['games']} games ({counts})"

@@ -12,6 +12,10 @@ session (the next pair of games starts it afresh), which the match's records sho
 
 With ``--go ARGS`` (``python -m messiah.arena.watchdog --go "depth 8" GRACE COMMAND``) every ``go`` reaches the engine
 as ``go ARGS``, a fixed search (``messiah match --opponent-go``), still timed by the clock the GUI gave.
+
+With ``--errors PATH`` every ``info string error`` line the engine writes (a model that would not load, a failed
+search) is also appended to PATH, so that the match's report can say which games an engine played broken: a
+model that fails to load makes the engine resign every game, which the records alone show as plain losses.
 """
 
 from __future__ import annotations
@@ -28,6 +32,7 @@ from messiah.protocol import parse_go
 
 GRACE_SECONDS = 30.0  # beyond a move's whole clock: a loaded machine or a slow first isready, far short of a hang
 POLL_SECONDS = 0.05
+ERROR_PREFIX = "info string error"  # how messiah-usi reports what went wrong (messiah.engine.usi)
 
 
 def move_seconds(go: str) -> float | None:
@@ -49,8 +54,8 @@ def move_seconds(go: str) -> float | None:
 class Relay:
     """The engine's process and the search being timed. ``write`` sends a line to the GUI (cshogi)."""
 
-    def __init__(self, argv: list[str], grace: float, write=None, go: str = ""):
-        self.argv, self.grace, self.go = argv, grace, go
+    def __init__(self, argv: list[str], grace: float, write=None, go: str = "", errors: str = ""):
+        self.argv, self.grace, self.go, self.errors = argv, grace, go, errors
         self.write = write or self._stdout
         self.proc = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      start_new_session=True)
@@ -76,6 +81,9 @@ class Relay:
                     return
                 if line.startswith("bestmove"):
                     self.searching, self.deadline = False, None
+                elif line.startswith(ERROR_PREFIX) and self.errors:
+                    with contextlib.suppress(OSError), open(self.errors, "a", encoding="utf-8") as f:
+                        f.write(line[len(ERROR_PREFIX):].lstrip(": ").rstrip() + "\n")
                 self.write(line)
         with self.lock:  # the engine has gone: a search it left unanswered is answered now
             if not self.silent and not self.quitting:
@@ -154,13 +162,14 @@ def _clock_of_ponder(go: str) -> float | None:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
-    go = ""
-    if argv[:1] == ["--go"] and len(argv) > 1:
-        go, argv = argv[1], argv[2:]
+    flags = {"--go": "", "--errors": ""}
+    while argv[:1] and argv[0] in flags and len(argv) > 1:
+        flags[argv[0]], argv = argv[1], argv[2:]
     if len(argv) < 2:
-        print("usage: python -m messiah.arena.watchdog [--go ARGS] GRACE_SECONDS COMMAND [ARGS...]", file=sys.stderr)
+        print("usage: python -m messiah.arena.watchdog [--go ARGS] [--errors PATH] GRACE_SECONDS COMMAND [ARGS...]",
+              file=sys.stderr)
         return 2
-    relay = Relay(argv[1:], float(argv[0]), go=go)
+    relay = Relay(argv[1:], float(argv[0]), go=flags["--go"], errors=flags["--errors"])
     for raw in sys.stdin.buffer:
         if not relay.send(raw.decode("utf-8", "replace").rstrip("\r\n")):
             break
