@@ -239,3 +239,28 @@ def test_a_book_that_would_be_empty_is_refused_and_an_empty_book_says_so(tmp_pat
     with pytest.raises(SystemExit) as done:
         main(["book", "show", str(out)])
     assert done.value.code == 2 and "the book is empty" in capsys.readouterr().err
+
+
+def test_a_book_made_or_rebuilt_while_the_engine_runs_is_read_at_the_next_isready(tmp_path):
+    """Before, the engine kept what it first read of a BookFile (or that it was missing) for its whole life: a user
+    who built or rebuilt the book had to restart it. Now each version of the file is read once."""
+    path = tmp_path / "later.db"
+    out: list[str] = []
+    e = UsiEngine(out.append)
+    e.handle(f"setoption name BookFile value {path}")
+    e.handle("isready")
+    assert sum("playing without a book" in line for line in out) == 1
+    build_book(BookBuildConfig(records=[str(GAMES)], out=str(path), plies=4, min_count=1))
+    e.handle("setoption name BookEvalDiff value 0")  # any option: the engine is built again at isready
+    e.handle("isready")
+    first = [line for line in out if line.startswith("info string book ")]
+    assert len(first) == 1 and f"book {path}: " in first[0]
+    e.handle("setoption name BookEvalDiff value 1")
+    e.handle("isready")
+    assert len([line for line in out if line.startswith("info string book ")]) == 1  # the same file: not again
+    build_book(BookBuildConfig(records=[str(GAMES), str(FORMATS / "game.csa")], out=str(path), plies=4,
+                               min_count=2))
+    e.handle("setoption name BookEvalDiff value 0")
+    e.handle("isready")
+    again = [line for line in out if line.startswith("info string book ")]
+    assert len(again) == 2 and again[1] != again[0]  # rebuilt: read again, with its new count of positions

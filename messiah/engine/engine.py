@@ -169,7 +169,17 @@ def helper_searcher(settings: Settings, processes: int) -> Searcher:
     return build_searcher(one, load_evaluator(one))
 
 
-BOOKS: dict[str, Book | None] = {}  # BookFile -> its book (None: unreadable), read once per name per process
+# (BookFile, its size and modification time) -> its book (None: unreadable): a file is read once per process as
+# long as it stays the same, and again once it is rebuilt (or made, or mended), without a restart of the engine.
+BOOKS: dict[tuple[str, int | None, int | None], Book | None] = {}
+
+
+def _book_key(name: str) -> tuple[str, int | None, int | None]:
+    try:
+        stat = os.stat(name)
+    except OSError:  # not there (yet), or not readable: a later build looks again
+        return name, None, None
+    return name, stat.st_size, stat.st_mtime_ns
 
 
 class Engine:
@@ -193,20 +203,22 @@ class Engine:
         self.book = self._open_book()
 
     def _open_book(self) -> Book | None:
-        """The BookFile's book when the book is in use (USI_OwnBook, not ConsiderationMode). It is read once per
-        file name (an engine is rebuilt whenever an option changes); what was read, or why it could not be and
-        is not used, is said once (:meth:`take_notes`)."""
+        """The BookFile's book when the book is in use (USI_OwnBook, not ConsiderationMode). It is read once as
+        long as the file stays the same (an engine is rebuilt whenever an option changes), and read again once the
+        file has changed; what was read, or why it could not be and is not used, is said once a version of the
+        file (:meth:`take_notes`)."""
         name = self.settings["BookFile"]
         if name == NO_BOOK or not self.settings["USI_OwnBook"] or self.settings["ConsiderationMode"]:
             return None
-        if name not in BOOKS:
+        key = _book_key(name)
+        if key not in BOOKS:
             try:
-                BOOKS[name] = read_book(name)
-                self.notes.append(f"book {one_line(name, 100)}: {len(BOOKS[name]):,} positions")
+                BOOKS[key] = read_book(name)
+                self.notes.append(f"book {one_line(name, 100)}: {len(BOOKS[key]):,} positions")
             except DataError as e:
-                BOOKS[name] = None
+                BOOKS[key] = None
                 self.notes.append(f"error: {one_line(e)}; playing without a book")
-        return BOOKS[name]
+        return BOOKS[key]
 
     def book_move(self, board: cshogi.Board) -> tuple[BookMove | None, list[str]]:
         """The book's move for ``board`` under the Book options (None: search instead) and why moves were
