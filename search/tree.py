@@ -263,7 +263,7 @@ def _prove(node_f, node_i, edge_i, node, child):
     prove_node(node_f, node_i, edge_i, node)
 
 
-@njit("void(float64[:, ::1], int64[:, ::1], int32[:, ::1], int64)", cache=True, nogil=True)
+@njit(cache=True, nogil=True)
 def prove_node(node_f, node_i, edge_i, node):
     """What ``node``'s children prove of it (:func:`_prove`), from all of them: the root's proof at a search's
     start, when a kept subtree already holds it."""

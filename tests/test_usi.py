@@ -758,9 +758,9 @@ def test_isready_says_which_model_runs_where_once_per_load():
 
 
 def test_a_fresh_installs_first_start_says_it_compiles_and_isready_waits_for_it(monkeypatch):
-    """With numba's cache empty, compiling starts with the engine: usiok comes at once, then an info string says
-    what is happening, and isready answers once the compiling is done (before, the first isready was silent for
-    half a minute). With the cache full, nothing starts and nothing is said."""
+    """With numba's cache empty, compiling starts with the GUI's first command: usiok comes at once, then an info
+    string says what is happening, and isready answers once the compiling is done (before, the first isready was
+    silent for half a minute). With the cache full, nothing starts and nothing is said."""
     import messiah.engine.usi as usi
 
     release, done = threading.Event(), []
@@ -768,7 +768,7 @@ def test_a_fresh_installs_first_start_says_it_compiles_and_isready_waits_for_it(
     monkeypatch.setattr(usi, "compile_search", lambda: (release.wait(GUARD), done.append(True)))
     out: list[str] = []
     e = UsiEngine(out.append)
-    e.start_compiling()
+    e.compile_at_usi = True  # as messiah-usi's main sets it
     e.handle("usi")
     assert out[-2] == "usiok" and out[-1].startswith("info string compiling the search once") and not done
     answered = threading.Thread(target=e.handle, args=("isready",))
@@ -782,7 +782,7 @@ def test_a_fresh_installs_first_start_says_it_compiles_and_isready_waits_for_it(
     monkeypatch.setattr(usi, "search_compiled", lambda: True)
     out.clear()
     quiet = UsiEngine(out.append)
-    quiet.start_compiling()
+    quiet.compile_at_usi = True
     quiet.handle("usi")
     assert out[-1] == "usiok" and quiet._compiling is None
 

@@ -17,6 +17,7 @@ import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from functools import partial
+from pathlib import Path
 from typing import Literal
 
 import cshogi
@@ -28,7 +29,7 @@ from messiah.engine.options import DEFAULT_MODEL, OPTIONS, book_rules, game_rule
 from messiah.engine.strength import Strength
 from messiah.engine.thinktime import Delays, think_time
 from messiah.errors import DataError
-from messiah.evaluator import Evaluator, ModelError
+from messiah.evaluator import Evaluator, Model, ModelError
 from messiah.protocol import UsiError, one_line
 from messiah.search import SEARCH_NAMES, SEARCHERS, Clock, Limits, Searcher, SearchResult, TimeBudget
 from messiah.search.base import InfoCallback, SearchSettings
@@ -99,7 +100,7 @@ def load_evaluator(settings: Settings) -> Evaluator:
 
 # What a fresh install's first start says while numba compiles the search (measured: docs/benchmarks.md, "First
 # start"); numba caches the result beside the package, so it is once per install.
-COMPILING_NOTE = ("compiling the search once for this installation (about 15 s of one core); later starts take "
+COMPILING_NOTE = ("compiling the search once for this installation (about 10 s of one core); later starts take "
                   "about a second")
 
 
@@ -116,11 +117,12 @@ def search_compiled() -> bool:
 
 
 def compile_search() -> None:
-    """Compile (numba) what the first search would: a few nodes of each search that has compiled code, on the
-    shipped model's inputs with a stand-in forward pass (no network run). Run at start on a thread, it overlaps a
-    GUI's handshake; ``isready`` then finds the code compiled."""
-    evaluator = Evaluator(threads=1, device="cpu", forward=lambda features, indices: np.full(indices.shape, 0.5,
-                                                                                           np.float32))
+    """Compile (numba) what the first search would: a few nodes of each search that has compiled code, with a
+    stand-in forward pass and no model opened (the features and move indices are the real ones; the network's
+    session would only cost time here). Run on a thread from the GUI's first command, it overlaps the handshake;
+    ``isready`` then finds the code compiled."""
+    stand_in = Model(None, Path("stand-in"), {}, None, {}, "stand-in", "", ["CPUExecutionProvider"])
+    evaluator = Evaluator(model=stand_in, forward=lambda features, indices: np.full(indices.shape, 0.5, np.float32))
     for search in SEARCHERS.values():
         if search.root_parallel:  # the bandit searches: the tree's loops
             searcher = search(evaluator)

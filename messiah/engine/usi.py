@@ -70,6 +70,7 @@ class UsiEngine:
         self._log_start = time.perf_counter()
         self._compiling: threading.Thread | None = None  # compile_search at a fresh install's first start
         self._compile_error = ""
+        self.compile_at_usi = False  # messiah-usi's main: start compiling once usi is answered (start_compiling)
 
     @property
     def searcher(self) -> Searcher | None:
@@ -152,8 +153,10 @@ class UsiEngine:
         for name, option in OPTIONS.items():
             self.write(option.declaration(name))
         self.write("usiok")
-        if self._compiling is not None and self._compiling.is_alive():
-            self.write(f"info string {COMPILING_NOTE}")
+        if self.compile_at_usi and self._compiling is None:
+            self.start_compiling()  # after usiok, which the compiling thread would otherwise hold up
+            if self._compiling is not None:
+                self.write(f"info string {COMPILING_NOTE}")
 
     def cmd_setoption(self, args: list[str]) -> None:
         if len(args) < 2 or args[0] != "name":
@@ -442,5 +445,5 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--version", action="version", version=ENGINE_NAME)
     parser.parse_args(argv)
     engine = UsiEngine(protocol_channel())
-    engine.start_compiling()  # at once, so that the GUI's usi and isready overlap it
+    engine.compile_at_usi = True  # a fresh install compiles the search from the GUI's first command on
     engine.run(_lines(sys.stdin.buffer))
