@@ -653,14 +653,15 @@ class NodeView(NamedTuple):
         n, w = self.n, self.w
         return int(np.argmax(n + 1e-6 * w / np.maximum(n, 1e-9)))
 
-    def ranking(self) -> np.ndarray:
+    def ranking(self, proven: list[tuple[int, NodeView]] | None = None) -> np.ndarray:
         """The moves' indices, the search's choice first: proven wins (the shortest mate first), then the unproven
         moves by visits (ties to the better mean), then proven losses (the longest defence first), as dlshogi
-        ranks its root. Visits alone would choose a refuted move that was visited before its refutation."""
+        ranks its root. Visits alone would choose a refuted move that was visited before its refutation. ``proven``:
+        :meth:`_proven`'s answer, when the caller has it."""
         n, w = self.n, self.w
         tier = np.ones(len(n))  # 0 won, 1 unproven, 2 lost
         within = -(n + 1e-6 * w / np.maximum(n, 1e-9))
-        for i, child in self._proven():
+        for i, child in self._proven() if proven is None else proven:
             if child.terminal == 0.0:
                 tier[i], within[i] = 0, child.plies
             else:
@@ -670,7 +671,7 @@ class NodeView(NamedTuple):
     def choice(self) -> int:
         """The index of the search's choice here: the first of :meth:`ranking`."""
         proven = self._proven()
-        return int(self.ranking()[0]) if proven else self.most_visited()
+        return int(self.ranking(proven)[0]) if proven else self.most_visited()
 
     def _proven(self) -> list[tuple[int, NodeView]]:
         """(index, child) of the moves whose positions are proven."""

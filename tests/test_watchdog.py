@@ -84,16 +84,22 @@ def test_a_pondering_engine_is_timed_from_ponderhit_and_stop(fake, monkeypatch):
     relay.close()
 
 
+def fake_as(tmp_path, fake: str, name: str, mode: str) -> str:
+    """The fake engine under its own ``name``, always misbehaving as ``mode`` whatever $FAKE_MODE says."""
+    script = tmp_path / name
+    script.write_text(f"#!/bin/sh\nexport FAKE_MODE='{mode}'\nexec {fake} \"$@\"\n")
+    script.chmod(0o755)
+    return str(script)
+
+
 def test_a_match_against_an_engine_that_hangs_finishes_with_its_resignations(fake, tmp_path, monkeypatch):
     """Before the relay, cshogi.cli waited for ever here."""
     from messiah.arena import match
 
     monkeypatch.setattr(match, "WATCHDOG_GRACE", 1.0)
-    hanging = tmp_path / "hanging"
-    hanging.write_text(f"#!/bin/sh\nexport FAKE_MODE='hang 3'\nexec {fake} \"$@\"\n")
-    hanging.chmod(0o755)
+    hanging = fake_as(tmp_path, fake, "hanging", "hang 3")
     monkeypatch.setenv("FAKE_MODE", "ok")
-    cfg = match.MatchConfig(opponent=str(hanging), engine=fake, games=2, byoyomi=100, openings="none",
+    cfg = match.MatchConfig(opponent=hanging, engine=fake, games=2, byoyomi=100, openings="none",
                             out=str(tmp_path / "m"))
     names, games = match.play_match(cfg, progress=False)  # it returns: the hanging engine's games are resigned
     assert [g.outcome for g in games] == ["win", "win"]
@@ -108,11 +114,9 @@ def test_a_match_says_when_an_engine_played_broken(fake, tmp_path, monkeypatch):
     from messiah.arena import match
     from messiah.arena.stats import summarize
 
-    broken = tmp_path / "broken"
-    broken.write_text(f"#!/bin/sh\nexport FAKE_MODE=broken\nexec {fake} \"$@\"\n")
-    broken.chmod(0o755)
+    broken = fake_as(tmp_path, fake, "broken", "broken")
     monkeypatch.setenv("FAKE_MODE", "ok")
-    cfg = match.MatchConfig(opponent=str(broken), engine=fake, games=2, byoyomi=100, openings="none",
+    cfg = match.MatchConfig(opponent=broken, engine=fake, games=2, byoyomi=100, openings="none",
                             out=str(tmp_path / "m"))
     names, games = match.play_match(cfg, progress=False)
     assert [g.outcome for g in games] == ["win", "win"]

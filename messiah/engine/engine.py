@@ -117,17 +117,16 @@ def search_compiled() -> bool:
 
 
 def compile_search() -> None:
-    """Compile (numba) what the first search would: a few nodes of each search that has compiled code, with a
+    """Compile (numba) what the first search would: a few nodes of each search, with a
     stand-in forward pass and no model opened (the features and move indices are the real ones; the network's
     session would only cost time here). Run on a thread from the GUI's first command, it overlaps the handshake;
     ``isready`` then finds the code compiled."""
     stand_in = Model(None, Path("stand-in"), {}, None, {}, "stand-in", "", ["CPUExecutionProvider"])
     evaluator = Evaluator(model=stand_in, forward=lambda features, indices: np.full(indices.shape, 0.5, np.float32))
     for search in SEARCHERS.values():
-        if search.root_parallel:  # the bandit searches: the tree's loops
-            searcher = search(evaluator)
-            searcher.search(cshogi.Board(), Limits(nodes=2))
-            searcher.search(cshogi.Board(), Limits(nodes=2))  # and what a search that keeps its tree compiles
+        searcher = search(evaluator)
+        searcher.search(cshogi.Board(), Limits(nodes=2))
+        searcher.search(cshogi.Board(), Limits(nodes=2))  # and what a search that keeps its tree compiles
 
 
 def cores() -> int:
