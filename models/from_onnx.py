@@ -72,7 +72,8 @@ def net_from_onnx(path: str | Path, calibrate: bool = True) -> AllMovesNet:
                 module.weight.copy_(weights[f"{name}.weight"])
             elif isinstance(module, nn.BatchNorm2d):
                 conv = name[: -len(".1")] + ".0"
-                folded = weights[f"{conv}.weight_bias"]
+                # An export leaves the folded bias out where it is all zeros (a net exported as initialised).
+                folded = weights.get(f"{conv}.weight_bias", torch.zeros(module.num_features))
                 module.weight.fill_(1.0)
                 module.bias.copy_(folded)
                 module.running_mean.zero_()

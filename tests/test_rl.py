@@ -165,7 +165,10 @@ def test_an_index_longer_than_the_data_is_cut_back(tmp_path):
 
 # --------------------------------------------------------------------------- nets and evaluation
 
-def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
+@pytest.mark.parametrize("trained", [True, False])
+def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path, trained):
+    """Also a net exported as initialised, whose export leaves out the folded biases (all zeros): loading it raised
+    a KeyError, so `messiah rl --init` given a random-weights run's models/g0000.onnx died at its start."""
     from messiah.evaluator import Evaluator
     from messiah.models.config import NetConfig
     from messiah.models.export import export_onnx
@@ -175,8 +178,9 @@ def test_a_net_loaded_from_onnx_scores_as_the_onnx_model(tmp_path):
     torch.manual_seed(3)
     original = AllMovesNet(NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16))
     original.train()
-    with torch.no_grad():  # batch norms with non-trivial statistics, as after training
-        original(torch.from_numpy(calibration_positions(64, seed=1)))
+    if trained:
+        with torch.no_grad():  # batch norms with non-trivial statistics, as after training
+            original(torch.from_numpy(calibration_positions(64, seed=1)))
     path = export_onnx(original, tmp_path / "m.onnx")
     net = net_from_onnx(path)
     assert net.config == original.config
@@ -397,6 +401,29 @@ def test_a_run_without_the_shared_data_names_what_it_goes_without(tmp_path, monk
     # random openings chosen with --openings '' while the shared set is there: nothing is missing
     monkeypatch.setattr(loop, "DEFAULT_OPENINGS", teacher)
     assert loop.missing_data(replace(full, openings="")) == []
+
+
+def test_a_net_loaded_from_onnx_trains_its_batch_norms(tmp_path):
+    """A run from an ONNX model (eval mode when loaded) normalises by each batch and updates the running statistics
+    from its first step; before, its first generation trained with them frozen until the first validate()."""
+    from messiah.models.export import export_onnx
+    from messiah.models.from_onnx import calibration_positions, net_from_onnx
+    from messiah.train.rl.learner import Learner, Window, initial_net
+
+    cfg = tiny(tmp_path)
+    (tmp_path / "rl").mkdir()
+    trained = initial_net(cfg).train()
+    with torch.no_grad():  # batch norms with statistics of their own, as after training (and so kept in the export)
+        trained(torch.from_numpy(calibration_positions(64, seed=1)))
+    model = export_onnx(trained, tmp_path / "rl" / "m.onnx")
+    net = net_from_onnx(model)
+    assert not net.training
+    learner = Learner(replace(cfg, init=str(model)), net)
+    norms = [m for m in learner.trainer.net.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    before = [m.running_mean.clone() for m in norms]
+    learner.train(Window([], cfg.window), 1)  # teacher rows only
+    assert learner.trainer.net.training
+    assert all(not torch.equal(a, m.running_mean) for a, m in zip(before, norms, strict=True))
 
 
 def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):

@@ -160,6 +160,10 @@ class Trainer:
     def step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One optimisation step on a batch already on the device; returns the loss terms (detached, on the
         device: reading them would synchronise)."""
+        # Train mode every step, whatever mode the net came in or a caller left it in: a net loaded from ONNX comes
+        # in eval mode (models/from_onnx.py), and trained so its batch norms would normalise by frozen statistics
+        # and never update them (issue 74: every first generation of messiah rl trained so until a validate()).
+        self.model.train()
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.steps_done, self.cfg, self.horizon)
         with self.autocast:
