@@ -84,6 +84,32 @@ def test_mate_in_three_found_by_the_search_itself(evaluator, name):
         assert confirm_mate(board, result.bestmove), (name, sfen, result.pv_usi)
 
 
+def test_alphabeta_reports_a_mate_with_its_distance_and_a_mating_line(evaluator):
+    """Alpha-beta scores mates exactly: on every mate-in-three problem (no root df-pn) its score is the mate in
+    three, its PV is three plies long and ends in mate; from the defender's side after the first move, the
+    score is the mate against it in two, and its PV's two plies end in mate too."""
+    searcher = make_searcher("alphabeta", evaluator, mate_nodes=0)
+    for sfen, _, _ in problems("mate3.tsv"):
+        board = cshogi.Board(sfen)
+        result = searcher.search(board, Limits(depth=3))
+        assert result.mate == 3, (sfen, result.mate, result.pv_usi)
+        assert _ends_in_mate(board, result.pv, 3), (sfen, result.pv_usi)
+        board.push(result.pv[0])
+        defence = searcher.search(board, Limits(depth=3))
+        assert defence.mate == -2, (sfen, defence.mate, defence.pv_usi)
+        assert _ends_in_mate(board, defence.pv, 2), (sfen, defence.pv_usi)
+
+
+def _ends_in_mate(board: cshogi.Board, pv: list[int], plies: int) -> bool:
+    """Whether ``pv`` is ``plies`` legal moves after which the side to move has none."""
+    copy = cshogi.Board(board.sfen())
+    for move in pv:
+        if move not in set(copy.legal_moves):
+            return False
+        copy.push(move)
+    return len(pv) == plies and copy.is_game_over()
+
+
 def random_positions(count: int, seed: int = 11) -> list[str]:
     """Varied positions: one of the fixture's random 8-ply openings, then 0..100 random legal plies."""
     rng = random.Random(seed)
