@@ -20,6 +20,7 @@ A depth limit means: stop once a simulation has reached that many plies below th
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import NamedTuple
 
 import cshogi
@@ -89,6 +90,28 @@ LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PL
 PRIOR_VISITS = 1.0
 # At zero an unvisited edge would have no mean; below a tenth the score is all but gone after one visit.
 PRIOR_VISITS_OPTION = SearchOption("PriorVisits", "prior_visits", PRIOR_VISITS, 10, 10000, scale=100)
+# The Dirichlet's total concentration over the root's moves when self-play mixes noise into PUCT's root prior: alpha =
+# this / legal moves, as KataGo's 10.83 / moves (AlphaZero's shogi alpha 0.15 over its games' 70 to 90 moves: 10 to 14).
+ROOT_NOISE_CONCENTRATION = 10.0
+
+
+@dataclass
+class RootNoise:
+    """Dirichlet noise mixed into PUCT's root prior at the start of each search, AlphaZero's exploration in self-play:
+    P becomes (1 - share) * P + share * Dir(ROOT_NOISE_CONCENTRATION / moves). The prior is softmax(Q / T), which
+    gives a move a few points of win rate behind the best no visit at all; the noise gives every move a chance to
+    show what its subtree holds. Never in play: only self-play sets :attr:`BanditSearch.root_noise`."""
+
+    share: float
+    rng: np.random.Generator
+    concentration: float = ROOT_NOISE_CONCENTRATION
+
+    def mix(self, prior: np.ndarray) -> None:
+        """Mix the noise into ``prior`` in place (the root's view of the tree's prior column)."""
+        eta = self.rng.dirichlet(np.full(len(prior), self.concentration / len(prior)))
+        prior[:] = (1.0 - self.share) * prior + self.share * eta
+
+
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
@@ -130,6 +153,7 @@ class BanditSearch(Searcher):
         self.helpers: Helpers | None = None  # root-parallel helper processes (start_helpers)
         self.share: RootShare | None = None  # this process's row of their shared root statistics
         self.leaf_dfpn = None
+        self.root_noise: RootNoise | None = None  # self-play's exploration (PUCT only: UCB1 has no prior)
         # odd, as cshogi's check needs (LEAF_MATE_PLY_OPTION)
         self.leaf_mate_ply = max(3, leaf_mate_ply if leaf_mate_ply % 2 else leaf_mate_ply - 1)
         if leaf_mate_nodes > 0:
@@ -219,6 +243,8 @@ class BanditSearch(Searcher):
         root = self.root = self._root(board)
         root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says,
         self.tree.prove(0)  # unless its kept subtree proves it: then the proof is the answer
+        if self.root_noise is not None and self.tree.temperature > 0.0 and len(root.moves) > 1:
+            self.root_noise.mix(root.prior)  # on the priors as they stand: a root is searched once a self-play move
         counted = limits.nodes is not None or limits.visits is not None or limits.depth is not None
         budget = DEFAULT_NODES if not counted and not clock.bounded() else limits.nodes
         if limits.visits is not None:

@@ -618,6 +618,31 @@ def test_playout_cap_searches_a_share_of_moves_with_the_fast_budget_and_flags_th
         RLConfig(nodes=40, fast_nodes=40, teacher=[], strong=[])
 
 
+def test_root_noise_is_puct_only_and_a_noised_game_replays_from_its_seed():
+    """--root-noise needs PUCT's prior (and a share within 0..1); a noised game is the same game again from its seed,
+    and another game than without the noise."""
+    from messiah.errors import UserError
+    from messiah.evaluator import Evaluator
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.selfplay import GameSpec, make_game_searcher, play_selfplay_game
+
+    with pytest.raises(UserError, match="--search ucb1 has none"):
+        RLConfig(root_noise=0.25, search="ucb1", teacher=[], strong=[])
+    with pytest.raises(UserError, match="--root-noise must be in"):
+        RLConfig(root_noise=1.5, teacher=[], strong=[])
+    evaluator = Evaluator(threads=1)
+
+    def game(noise: float) -> bytes:
+        cfg = RLConfig(nodes=64, teacher=[], strong=[], openings="", max_ply=50, resign=0, explore_plies=0, epsilon=0,
+                       root_noise=noise, tree_visits=0)
+        rows, _ = play_selfplay_game(make_game_searcher(cfg, evaluator), GameSpec(0, 1, None, 7), cfg)
+        return bytes(rows["bestMove16"].tobytes())
+
+    noised = game(0.25)
+    assert game(0.25) == noised
+    assert game(0.0) != noised
+
+
 def test_a_stop_ends_a_self_play_game_before_its_next_search_and_drops_it(monkeypatch):
     """A stopping run (Ctrl-C, SIGTERM) waits for one search, not for the games under way: a game raises
     GameStopped before its first search after the stop, and an actor drops its unfinished games instead of

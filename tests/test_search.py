@@ -11,6 +11,7 @@ import threading
 from dataclasses import dataclass
 
 import cshogi
+import numpy as np
 import pytest
 from conftest import LOOKS, MATES, OPENINGS, STEP
 
@@ -82,6 +83,28 @@ def test_mate_in_three_found_by_the_search_itself(evaluator, name):
         board = cshogi.Board(sfen)
         result = searcher.search(board, limits())
         assert confirm_mate(board, result.bestmove), (name, sfen, result.pv_usi)
+
+
+def test_root_noise_mixes_a_dirichlet_into_the_puct_prior_and_spreads_the_visits(evaluator):
+    """Self-play's root noise: the root's prior is (1 - share) P + share * Dir(10 / moves) drawn from the generator
+    given, still a distribution; and at a self-play budget (192 visits) more root moves get a visit of their own."""
+    from messiah.search.mcts import ROOT_NOISE_CONCENTRATION, RootNoise
+
+    board = cshogi.Board("ln1g3nl/1r3kg2/p2pppsp1/2ps2p1p/1p5P1/2P1P1P2/PPSP1PN1P/2G2S1R1/LN2KG2L b Bb 1")
+    plain = make_searcher("puct", evaluator, mate_nodes=0)
+    plain.search(board, Limits(visits=192))
+    prior = plain.root.prior.copy()
+    noised = make_searcher("puct", evaluator, mate_nodes=0)
+    noised.root_noise = RootNoise(0.25, np.random.default_rng(3))
+    noised.search(board, Limits(visits=192))
+    eta = np.random.default_rng(3).dirichlet(np.full(len(prior), ROOT_NOISE_CONCENTRATION / len(prior)))
+    np.testing.assert_allclose(noised.root.prior, 0.75 * prior + 0.25 * eta, rtol=1e-12)
+    assert noised.root.prior.sum() == pytest.approx(1.0)
+
+    def visited(searcher) -> int:
+        return int(((searcher.root.n - searcher.prior_visits) >= 1).sum())
+
+    assert visited(noised) > visited(plain), (visited(noised), visited(plain))
 
 
 def test_alphabeta_reports_a_mate_with_its_distance_and_a_mating_line(evaluator):

@@ -100,6 +100,9 @@ class RLConfig(Training):
     """temperature of that softmax, in win-rate units"""
     epsilon: float = 0.02
     """after those plies: the chance of a uniformly random legal move"""
+    root_noise: float = 0.0
+    """share of PUCT's root prior replaced by Dirichlet noise at every self-play search (AlphaZero's 0.25; 0: none;
+    search.mcts.RootNoise). UCB1 has no prior to mix it into"""
     resign: float = 0.02
     """a side resigns when its root value is below this at two moves in a row (0: never)"""
     resign_playout: float = 0.2
@@ -202,6 +205,9 @@ class RLConfig(Training):
             raise UserError(f"--teacher-fraction {self.teacher_fraction}, --strong-fraction {self.strong_fraction}"
                             + (f" and --tree-fraction {self.tree_fraction}" if self.tree_visits else "")
                             + " add up to more than the whole batch")
+        within(self, 0, 1, "root_noise")
+        if self.root_noise and self.search != "puct":
+            raise UserError(f"--root-noise mixes noise into PUCT's prior: --search {self.search} has none")
         if self.tau <= 0:
             raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:

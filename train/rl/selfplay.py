@@ -48,6 +48,7 @@ from messiah.records.selfplayfile import (
 from messiah.rules import MAX_LEGAL_MOVES
 from messiah.search import Limits, Searcher
 from messiah.search.base import REPETITION_LOOKBACK
+from messiah.search.mcts import RootNoise
 from messiah.train.rl.config import RLConfig
 from messiah.winrate import zero_sum
 
@@ -231,6 +232,8 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig, stop=None) -> tu
     rng = np.random.default_rng(spec.seed)
     board = start_position(spec, cfg, rng)
     searcher.new_game()
+    if cfg.root_noise:  # drawn from the game's own generator: a game replays from its seed
+        searcher.root_noise = RootNoise(cfg.root_noise, rng)
     evaluator = searcher.cache.evaluator
     seconds0, calls0 = evaluator.seconds, evaluator.calls
     start = time.perf_counter()
