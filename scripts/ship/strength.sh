@@ -2,19 +2,20 @@
 # The Strength levels' table (docs/strength.md, "The Strength levels"; issue 71): each level named against the
 # fairy-stockfish rungs named with it, 20 games a rung (colour-swapped pairs) at byoyomi 1000, one thread each, on
 # random 8-ply openings nothing was tuned or trained on (random_openings(400, 7101)), a seed of its own per level.
-# The levels are shared out between core 0 and core 1, one game at a time a core, in the order given. Play it from a
+# The levels are shared out between the cores (CORES, default "0 1"), one game at a time a core, in the order given;
+# a table played in parts (a core a session) is several OUT folders, which the summary reads together. Play it from a
 # frozen install (F, the bin folder of a venv with messiah installed) with nothing else running on the two cores;
 # then write the summary to commit with strength_summary.py.
 #
 #   export MESSIAH_DATA=/path/to/shared/data      (not needed by the games: for the engines' defaults)
 #   bash scripts/ship/strength.sh F OUT [LEVEL=RUNG,RUNG ...]
-#   F/python scripts/ship/strength_summary.py --folder OUT --machine "..." --engine "..." > docs/results/NAME.json
+#   F/python scripts/ship/strength_summary.py --folder OUT [OUT ...] --machine "..." --engine "..." > docs/results/NAME.json
 #
 # Without LEVEL=RUNGS the plan below is played: the rungs either side of where m4's levels stood (2026-11-25), a
 # rung higher where m7 should stand above them. GAMES (environment) exists for a smoke test; a table keeps 20.
 set -euo pipefail
 if [ $# -lt 2 ]; then
-  sed -n '2,14p' "$0" >&2
+  sed -n '2,15p' "$0" >&2
   exit 2
 fi
 F=$1 OUT=$2
@@ -35,20 +36,22 @@ cd "$OUT"
 print("\n".join(random_openings(400, 7101)))' > random-openings-7101.sfen
 printf '%s\n' "${PLAN[@]}" > plan.txt
 
-# CORE: the plan's levels at positions CORE, CORE + 2, ... one after the other
+# The plan's levels go round the cores of CORES (environment; default "0 1"), one after the other on each core.
+read -r -a cores <<< "${CORES:-0 1}"
 one_core() {
-  local core=$1 i
-  for ((i = core; i < ${#PLAN[@]}; i += 2)); do
+  local k=$1 i
+  for ((i = k; i < ${#PLAN[@]}; i += ${#cores[@]})); do
     local level=${PLAN[$i]%%=*} rungs=${PLAN[$i]#*=}
-    taskset -c "$core" "$F/messiah" ladder --rungs "$rungs" --games "$GAMES" --more 0 --byoyomi 1000 --jobs 1 \
-      --option Threads=1 --option "Strength=$level" --openings random-openings-7101.sfen \
+    taskset -c "${cores[$k]}" "$F/messiah" ladder --rungs "$rungs" --games "$GAMES" --more 0 --byoyomi 1000 \
+      --jobs 1 --option Threads=1 --option "Strength=$level" --openings random-openings-7101.sfen \
       --seed $((7100 + 10 * level)) --out "level-$level" > "level-$level.log" 2>&1
   done
 }
-one_core 0 &
-first=$!
-one_core 1 &
-second=$!
-echo "strength.sh: playing in $OUT (core 0 pid $first, core 1 pid $second)"
-wait "$first" "$second"
+pids=()
+for k in "${!cores[@]}"; do
+  one_core "$k" &
+  pids+=($!)
+done
+echo "strength.sh: playing in $OUT on cores ${cores[*]} (pids ${pids[*]})"
+wait "${pids[@]}"
 echo "strength.sh: done; summary: $F/python scripts/ship/strength_summary.py --folder $OUT ..."

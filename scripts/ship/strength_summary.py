@@ -3,7 +3,7 @@ for each level its nodes a move and temperature (messiah.engine.strength), each 
 counts its records (W-L-D, Elo and its 95% interval, as black and as white, endings, forfeits), and where the level
 stands on the ladder (messiah.arena.ladder.fifty_percent). Run it with the frozen install's Python:
 
-    F/python scripts/ship/strength_summary.py --folder OUT --machine "..." --engine "..." > docs/results/NAME.json
+    F/python scripts/ship/strength_summary.py --folder OUT [OUT ...] --machine "..." --engine "..." > docs/results/NAME.json
 """
 
 from __future__ import annotations
@@ -29,12 +29,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in ("machine", "engine"):
         parser.add_argument(f"--{field}", required=True)
-    parser.add_argument("--folder", default=".", help="the table's folder (strength.sh's OUT)")
+    parser.add_argument("--folder", nargs="+", default=["."], help="the table's folders (strength.sh's OUT, one a part)")
     args = parser.parse_args()
-    folder = Path(args.folder)
+    folders = [Path(f) for f in args.folder]
     order = [r.name for r in default_rungs()]
     levels = []
-    for level_folder in sorted(folder.glob("level-*[0-9]"), key=level_of):
+    for level_folder in sorted((f for folder in folders for f in folder.glob("level-*[0-9]")), key=level_of):
         rungs = [r for r in sorted(level_folder.glob("rung*")) if (r / "match.json").exists()]
         if not rungs:
             continue
@@ -43,7 +43,7 @@ def main() -> None:
         levels.append({"level": level.level, "nodes": level.nodes, "temperature": level.temperature,
                        "stands": fifty_percent(rows), "rungs": rows})
     if not levels:
-        parser.error(f"no level folders with games in {folder} (level-N/rungNN/match.json)")
+        parser.error(f"no level folders with games in {' '.join(map(str, folders))} (level-N/rungNN/match.json)")
     print(json_text({
         "what": "messiah's Strength levels against fairy-stockfish Skill Levels",
         "date": datetime.date.today().isoformat(),
@@ -54,7 +54,7 @@ def main() -> None:
         "openings": "random_openings(400, 7101), a seed per level (7100 + 10 * level)",
         "command": "bash scripts/ship/strength.sh F OUT; F/python scripts/ship/strength_summary.py (each rung's own "
                    "command is in its parts)",
-        "plan": (folder / "plan.txt").read_text().splitlines() if (folder / "plan.txt").exists() else None,
+        "plan": [line for f in folders if (f / "plan.txt").exists() for line in (f / "plan.txt").read_text().splitlines()],
         "levels": levels,
     }, indent=1))  # strict JSON: the Elo of a rung won or lost in every game is null
 
