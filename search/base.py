@@ -25,14 +25,14 @@ from messiah.search.timeman import Clock
 MATE = 2.0
 MATE_STEP = 1e-3
 PV_PLIES = 512  # the rows of alpha-beta's PV table: a line kept for each ply of a search (not a game's length)
-# board.is_draw() codes that end a line -> value for the side to move (a plain repetition: the rules' draw value).
-# A "superior" or "inferior" repetition (the same board with more or fewer pieces in hand) ends nothing by the rules:
-# the game goes on, so the search values it as any other position (the network sees the hands). Scoring it as a win
-# or a loss, as alpha-beta shogi engines prune with, made a plain recapture report about +24,000 cp and take every
-# visit (issue 71).
+# board.is_draw() codes for the side to move -> value (a plain repetition: the rules' draw value). A "superior"
+# repetition (the same position with more pieces in hand) is treated as a win, as shogi engines usually do in
+# search.
 REPETITION_VALUE = {
     cshogi.REPETITION_WIN: 1.0,  # the opponent's perpetual check
     cshogi.REPETITION_LOSE: 0.0,  # our perpetual check
+    cshogi.REPETITION_SUPERIOR: 1.0,
+    cshogi.REPETITION_INFERIOR: 0.0,
 }
 REPETITION_LOOKBACK = 16  # plies of history searched for a repetition
 RULES = GameRules()  # the default rules: CSARule27, draws at 0.5 for both sides, no ply limit
@@ -64,11 +64,13 @@ def clamp(value: float) -> float:
 
 def repetition_value(board: cshogi.Board, ply: int, rules: GameRules) -> float | None:
     """The value of a repetition for the side to move of ``board``, ``ply`` plies from the root, or None when
-    the position does not repeat or repeats with other hands (the line goes on: REPETITION_VALUE)."""
+    the position does not repeat."""
     repetition = board.is_draw(REPETITION_LOOKBACK)
+    if repetition == cshogi.NOT_REPETITION:
+        return None
     if repetition == cshogi.REPETITION_DRAW:
         return rules.draw_value(board, ply)
-    return REPETITION_VALUE.get(repetition)
+    return REPETITION_VALUE[repetition]
 
 
 def terminal_value(board: cshogi.Board, ply: int, rules: GameRules = RULES) -> float | None:

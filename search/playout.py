@@ -105,9 +105,9 @@ def _ended(b, history, row, ply, rules, moves):
         repetition = core.repetition(history, row, LOOKBACK)
         if repetition == core.REPETITION_DRAW:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
-        if repetition == core.REPETITION_WIN:  # superior and inferior repetitions go on (search.base)
+        if repetition == core.REPETITION_WIN or repetition == core.REPETITION_SUPERIOR:
             return 1.0, False, count
-        if repetition == core.REPETITION_LOSE:
+        if repetition == core.REPETITION_LOSE or repetition == core.REPETITION_INFERIOR:
             return 0.0, False, count
         if core_rules.tried(b, ek):
             return 1.0 - _win_in(ply), True, count

@@ -58,7 +58,7 @@ NO_SLOT = 0xFFFF  # ``best``/``played`` of a final row
 # TreeStrap rows a move adds at most (the most visited nodes first): at 64 to 200 visits a move, the second and
 # third root moves' subtrees hold a few nodes searched deeply enough to say more than the network alone.
 TREE_ROWS_PER_MOVE = 2
-# Repetitions that end a game by the rules (superior and inferior ones do not: games go on).
+# Repetitions that end a game by the rules (the engine's search also scores "superior" repetitions; games go on).
 REPETITION_RESULT = {cshogi.REPETITION_DRAW: None, cshogi.REPETITION_WIN: True, cshogi.REPETITION_LOSE: False}
 
 
