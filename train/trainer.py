@@ -146,7 +146,11 @@ class Trainer:
                  horizon: int | None = None):
         self.cfg, self.loss_fn, self.horizon = cfg, loss_fn, horizon
         self.proc = proc or Process(0, 1, torch.device("cpu"))
-        self.net = net.to(self.proc.device)
+        # Train mode, whatever mode the net came in: a net loaded from ONNX comes in eval mode (models/from_onnx.py),
+        # and trained so its batch norms would normalise by frozen statistics and never update them (issue 74: every
+        # first generation of messiah rl trained so until a validate()). validate() and the learner's values() put
+        # the mode back after their passes.
+        self.net = net.to(self.proc.device).train()
         self.graph = TrainGraph(self.net)
         self.model: nn.Module = self.graph
         if self.proc.world > 1:  # starts every rank from rank 0's weights
@@ -160,10 +164,6 @@ class Trainer:
     def step(self, batch: dict[str, torch.Tensor]) -> dict[str, torch.Tensor]:
         """One optimisation step on a batch already on the device; returns the loss terms (detached, on the
         device: reading them would synchronise)."""
-        # Train mode every step, whatever mode the net came in or a caller left it in: a net loaded from ONNX comes
-        # in eval mode (models/from_onnx.py), and trained so its batch norms would normalise by frozen statistics
-        # and never update them (issue 74: every first generation of messiah rl trained so until a validate()).
-        self.model.train()
         for group in self.optimizer.param_groups:
             group["lr"] = lr_at(self.steps_done, self.cfg, self.horizon)
         with self.autocast:
