@@ -3,7 +3,8 @@ for each level its nodes a move and temperature (messiah.engine.strength), each 
 counts its records (W-L-D, Elo and its 95% interval, as black and as white, endings, forfeits), and where the level
 stands on the ladder (messiah.arena.ladder.fifty_percent). Run it with the frozen install's Python:
 
-    F/python scripts/ship/strength_summary.py --folder OUT [OUT ...] --machine "..." --engine "..." > docs/results/NAME.json
+    F/python scripts/ship/strength_summary.py --folder OUT [OUT ...] --machine "..." --engine "..." \
+        > docs/results/NAME.json
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     for field in ("machine", "engine"):
         parser.add_argument(f"--{field}", required=True)
-    parser.add_argument("--folder", nargs="+", default=["."], help="the table's folders (strength.sh's OUT, one a part)")
+    parser.add_argument("--folder", nargs="+", default=["."],
+                        help="the table's folders (strength.sh's OUT, one a part)")
     args = parser.parse_args()
     folders = [Path(f) for f in args.folder]
     order = [r.name for r in default_rungs()]
@@ -54,7 +56,8 @@ def main() -> None:
         "openings": "random_openings(400, 7101), a seed per level (7100 + 10 * level)",
         "command": "bash scripts/ship/strength.sh F OUT; F/python scripts/ship/strength_summary.py (each rung's own "
                    "command is in its parts)",
-        "plan": [line for f in folders if (f / "plan.txt").exists() for line in (f / "plan.txt").read_text().splitlines()],
+        "plan": [line for f in folders if (f / "plan.txt").exists()
+                 for line in (f / "plan.txt").read_text().splitlines()],
         "levels": levels,
     }, indent=1))  # strict JSON: the Elo of a rung won or lost in every game is null
 
