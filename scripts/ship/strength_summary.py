@@ -35,13 +35,18 @@ def main() -> None:
     args = parser.parse_args()
     folders = [Path(f) for f in args.folder]
     order = [r.name for r in default_rungs()]
+    # A level may be played in several parts (one rung a session, say): its rungs are gathered from every folder,
+    # and a rung played in more than one part is counted once over all of its games.
+    by_level: dict[int, dict[str, list[Path]]] = {}  # level -> rung name -> its folders
+    for level_folder in (f for folder in folders for f in folder.glob("level-*[0-9]")):
+        for r in sorted(level_folder.glob("rung*")):
+            if (r / "match.json").exists():
+                by_level.setdefault(level_of(level_folder), {}).setdefault(rung_name(r), []).append(r)
     levels = []
-    for level_folder in sorted((f for folder in folders for f in folder.glob("level-*[0-9]")), key=level_of):
-        rungs = [r for r in sorted(level_folder.glob("rung*")) if (r / "match.json").exists()]
-        if not rungs:
-            continue
-        rows = sorted(({"rung": rung_name(r), **count([r])} for r in rungs), key=lambda row: order.index(row["rung"]))
-        level = Strength(level_of(level_folder))
+    for number, rungs in sorted(by_level.items()):
+        rows = sorted(({"rung": name, **count(parts)} for name, parts in rungs.items()),
+                      key=lambda row: order.index(row["rung"]))
+        level = Strength(number)
         levels.append({"level": level.level, "nodes": level.nodes, "temperature": level.temperature,
                        "stands": fifty_percent(rows), "rungs": rows})
     if not levels:

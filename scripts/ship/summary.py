@@ -1,5 +1,5 @@
 """The committed summary of a shipping match that ship.sh played in a folder (docs/results/ship-*.json): the match by
-opening set (random-* folders, records-* folders), both sets with the SPRT (0, 100), and each part, as
+opening set (random-* folders, records-* folders), both sets with the SPRT (0, 100, or --sprt), and each part, as
 ``messiah match-report`` counts them, with the text fields a reader needs to trust them (what was matched, the
 machine, the status). Run it with the frozen install's Python, in the match's folder:
 
@@ -16,9 +16,10 @@ import datetime
 from pathlib import Path
 
 from messiah.arena.match import MatchReportConfig, match_report
+from messiah.arena.stats import parse_sprt
 from messiah.files import json_text
 
-SPRT = (0.0, 100.0)
+SPRT = (0.0, 100.0)  # a new model's bounds; a change of code names its own (ship.sh's SPRT)
 
 
 def report(items: list[str], sprt: tuple[float, float] | None = None) -> dict:
@@ -30,12 +31,14 @@ def main() -> None:
     for field in ("match", "status", "machine", "engine"):
         parser.add_argument(f"--{field}", required=True)
     parser.add_argument("--folder", default=".", help="the match's folder (ship.sh's working folder)")
+    parser.add_argument("--sprt", type=parse_sprt, default=SPRT, help="the SPRT's Elo bounds, as ship.sh's SPRT "
+                        "(default: 0,100)")
     args = parser.parse_args()
     folder = Path(args.folder)
     random = sorted(str(p) for p in folder.glob("random-*") if p.is_dir())
     records = sorted(str(p) for p in folder.glob("records-*") if p.is_dir())
     kept = sorted(str(p) for p in folder.glob("kept-*.json"))
-    both = report(random + records + kept, SPRT)
+    both = report(random + records + kept, args.sprt)
     openings = {Path(part["folder"]).name: {**part["match"]["openings"], "seed": part["match"]["seed"]}
                 for part in both["parts"] if "match" in part}  # random-N's file is random_openings(400, seed)
     summary = {
