@@ -166,8 +166,11 @@ for _a in range(81):
         if NEXT[_a, _d] >= 0:
             ADJACENT[_a, NEXT[_a, _d]] = True
 # GUARD[code, df + 8, dr + 8]: the king's neighbours (a bit a direction) the piece ``code`` guards on an empty board
-# from df files and dr ranks off the king (EDGE's answer for every neighbour on the board, in one look-up).
-GUARD = np.zeros((32, 17, 17), np.int64)
+# from df files and dr ranks off the king (EDGE's answer for every neighbour on the board, in one look-up); NEXT_GUARD
+# the part it guards from next door (a step, a knight's jump, a slide's first square), and LINE_GUARD the part its
+# slides reach from two squares or more away, which the squares between may block.
+NEXT_GUARD = np.zeros((32, 17, 17), np.int64)
+LINE_GUARD = np.zeros((32, 17, 17), np.int64)
 for _c in range(32):
     for _m in range(NUM_DIRECTIONS):
         _mf, _mr = DELTAS[_m]
@@ -178,7 +181,36 @@ for _c in range(32):
             for _d in range(KING_DIRECTIONS):  # the piece stands k steps back from the neighbour
                 _df, _dr = DELTAS[_d][0] - _k * _mf, DELTAS[_d][1] - _k * _mr
                 if abs(_df) <= 8 and abs(_dr) <= 8:
-                    GUARD[_c, _df + 8, _dr + 8] |= 1 << _d
+                    (NEXT_GUARD if _k == 1 else LINE_GUARD)[_c, _df + 8, _dr + 8] |= 1 << _d
+GUARD = NEXT_GUARD | LINE_GUARD
+# Bit boards (squares 0-63 in a LO word, 64-80 in a HI one) for judging the king's neighbours all at once:
+# BETWEEN_LO / BETWEEN_HI[a, b] the squares strictly between two squares on a line (none off a line); NEAR_KING_LO /
+# NEAR_KING_HI[sq] the squares from which a piece can reach a neighbour of sq in one step or jump (two files and
+# three ranks either way); SLIDER_CODES[colour] the codes of that colour's pieces that slide, as bits.
+BETWEEN_LO = np.zeros((81, 81), np.uint64)
+BETWEEN_HI = np.zeros((81, 81), np.uint64)
+for _a in range(81):
+    for _d in range(KING_DIRECTIONS):
+        for _i in range(RAY_LENGTH[_a, _d]):
+            for _j in range(_i):
+                _s = RAY[_a, _d, _j]
+                if _s < 64:
+                    BETWEEN_LO[_a, RAY[_a, _d, _i]] |= np.uint64(1) << np.uint64(_s)
+                else:
+                    BETWEEN_HI[_a, RAY[_a, _d, _i]] |= np.uint64(1) << np.uint64(_s - 64)
+NEAR_KING_LO = np.zeros(81, np.uint64)
+NEAR_KING_HI = np.zeros(81, np.uint64)
+for _a in range(81):
+    for _s in range(81):
+        if abs(_s // 9 - _a // 9) <= 2 and abs(_s % 9 - _a % 9) <= 3:
+            if _s < 64:
+                NEAR_KING_LO[_a] |= np.uint64(1) << np.uint64(_s)
+            else:
+                NEAR_KING_HI[_a] |= np.uint64(1) << np.uint64(_s - 64)
+SLIDER_CODES = np.zeros(2, np.int64)
+for _c in range(1, 32):
+    if SLIDES[_c] and _c != WALL:
+        SLIDER_CODES[1 if _c >= WHITE_CODE else 0] |= 1 << _c
 # MOST_GUARD[t]: the king's neighbours (a bit a direction) a piece on its neighbour in direction t can guard at most:
 # those next to it and those on a line through it.
 MOST_GUARD = np.zeros(KING_DIRECTIONS, np.int64)
@@ -531,60 +563,94 @@ def _has_flight(b, us, ksq, cover, to, to_open):
 
 
 @njit(cache=_CACHE, nogil=True)
-def _flight_scan(b, lo, hi, us, e):
-    """Whether ``us`` leaves ``e`` unattacked on occupancy ``lo``/``hi`` (the king's square left out), and whether
-    a slider of ours stands behind a blocker of ours on one of its lines. Returns (flight, exposable)."""
-    behind = False
-    for d2 in range(KING_DIRECTIONS):
-        s = _nearest(lo, hi, e, d2)
-        if s < 0:
-            continue
-        c = b[s]
-        if (NEAR[us, d2] if s == NEXT[e, d2] else FAR[us, d2]) >> c & 1:
-            return False, False
-        if not behind and c != WALL and colour_of(c) == us:
-            x = _nearest(lo, hi, s, d2)
-            behind = x >= 0 and (FAR[us, d2] >> b[x] & 1) == 1
-    knight = KNIGHT + WHITE_CODE * us
-    for j in range(2):
-        x = KNIGHT_FROM[us, e, j]
-        if x >= 0 and b[x] == knight:
-            return False, False
-    return True, behind
+def _only_square(lo, hi):
+    """The square of a bit board holding exactly one square, or -1 when it holds none or more."""
+    if lo and not hi and lo & (lo - np.uint64(1)) == 0:
+        return np.int64(_cttz(lo))
+    if hi and not lo and hi & (hi - np.uint64(1)) == 0:
+        return 64 + np.int64(_cttz(hi))
+    return -1
 
 
 @njit(cache=_CACHE, nogil=True)
-def _without_king(b, ksq):
-    """``b``'s occupancy with the king's square empty."""
-    lo, hi = _occupancy(b)
+def _neighbour_attacks(b, us, ksq):
+    """The neighbours of the king on ``ksq`` that ``us`` attacks on ``b``, the king's square counted empty, and those
+    a slider of ours reaches through exactly one piece, ours (lifting it may open the line): two masks, a bit a
+    direction. Judged by the attackers rather than the squares: the pieces of ours within a step or a jump of the
+    neighbours (two files and three ranks of the king), then each slider of ours along the line between (one pass
+    over the board finds the occupancy and the sliders)."""
+    sliders = SLIDER_CODES[us]
+    lo = hi = slo = shi = np.uint64(0)
+    for s in range(64):
+        c = b[s]
+        if c != 0:
+            lo |= np.uint64(1) << np.uint64(s)
+        if sliders >> c & 1:
+            slo |= np.uint64(1) << np.uint64(s)
+    for s in range(64, 81):
+        c = b[s]
+        if c != 0:
+            hi |= np.uint64(1) << np.uint64(s - 64)
+        if sliders >> c & 1:
+            shi |= np.uint64(1) << np.uint64(s - 64)
     if ksq < 64:
         lo &= ~(np.uint64(1) << np.uint64(ksq))
     else:
         hi &= ~(np.uint64(1) << np.uint64(ksq - 64))
-    return lo, hi
+    kf, kr = ksq // 9 - 8, ksq % 9 - 8
+    attacked = 0
+    near_lo, near_hi = lo & NEAR_KING_LO[ksq], hi & NEAR_KING_HI[ksq]
+    while near_lo:
+        s = np.int64(_cttz(near_lo))
+        near_lo &= near_lo - np.uint64(1)
+        if _mine(b, s, us):
+            attacked |= NEXT_GUARD[b[s], s // 9 - kf, s % 9 - kr]
+    while near_hi:
+        s = 64 + np.int64(_cttz(near_hi))
+        near_hi &= near_hi - np.uint64(1)
+        if _mine(b, s, us):
+            attacked |= NEXT_GUARD[b[s], s // 9 - kf, s % 9 - kr]
+    behind = 0
+    for half in range(2):
+        word = slo if half == 0 else shi
+        while word:
+            x = np.int64(_cttz(word)) + 64 * half
+            word &= word - np.uint64(1)
+            reach = LINE_GUARD[b[x], x // 9 - kf, x % 9 - kr] & ~attacked
+            while reach:
+                d = np.int64(_cttz(np.uint64(reach)))
+                reach &= reach - 1
+                e = NEXT[ksq, d]
+                if e < 0:
+                    continue
+                blo, bhi = BETWEEN_LO[x, e] & lo, BETWEEN_HI[x, e] & hi
+                if not blo and not bhi:
+                    attacked |= 1 << d
+                else:
+                    s = _only_square(blo, bhi)
+                    if s >= 0 and _mine(b, s, us):
+                        behind |= 1 << d
+    return attacked, behind
 
 
 @njit(cache=_CACHE, nogil=True)
 def _judge_flights(b, us, ksq, memo):
     """Judge every neighbour of the king on ``ksq`` (the opponent of ``us``) into ``memo`` at once, but those
-    ``memo[0]`` marks as judged already. Returns the flights."""
-    lo, hi = _without_king(b, ksq)
-    known = memo[0]
-    flights, exposable = memo[1] & known, memo[3] & known
+    ``memo[0]`` marks as judged already. Returns the flights: the neighbours on the board that hold none of the king's
+    side's pieces and that ``us`` does not attack with the king's square empty (the exposable among them: those a
+    slider of ours reaches through one piece of ours)."""
+    them = 1 - us
+    attacked, behind = _neighbour_attacks(b, us, ksq)
+    flights = 0
     for d in range(KING_DIRECTIONS):
-        if known >> d & 1:
-            continue
         e = NEXT[ksq, d]
-        if e < 0 or _mine(b, e, 1 - us):
-            continue
-        flight, behind = _flight_scan(b, lo, hi, us, e)
-        if flight:
+        if e >= 0 and not attacked >> d & 1 and not _mine(b, e, them):
             flights |= 1 << d
-            if behind:
-                exposable |= 1 << d
+    known = memo[0]
+    flights = (memo[1] & known) | (flights & ~known)
     memo[0] = 0xFF
     memo[1] = flights
-    memo[3] = exposable
+    memo[3] = (memo[3] & known) | (behind & flights & ~known)
     return flights
 
 
