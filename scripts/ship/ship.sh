@@ -20,8 +20,8 @@
 #   export MESSIAH_DATA=/path/to/shared/data
 #   bash scripts/ship/ship.sh F CANDIDATE-int8.onnx REFERENCE-int8.onnx SEED PART GAMES_RANDOM GAMES_SHARED
 #   SPRT=0,20 REFERENCE_F=BEFORE/bin bash scripts/ship/ship.sh AFTER/bin - - SEED PART GAMES_RANDOM GAMES_SHARED
-#   F/messiah match-report --sprt 0,100 random-*/ records-*/ kept-*.json     (the report; kept-* if any)
-#   F/python scripts/ship/summary.py --sprt 0,100 --match ... --status ... --machine ... --engine ...   (to commit)
+#   F/messiah match-report --sprt=0,100 random-*/ records-*/ kept-*.json     (the report; kept-* if any)
+#   F/python scripts/ship/summary.py --sprt=0,100 --match ... --status ... --machine ... --engine ...   (to commit)
 #
 # BYOYOMI and CHECK (environment) exist for a smoke test of this script; a shipping match keeps 1000 and 600.
 set -euo pipefail
@@ -63,8 +63,9 @@ echo "ship.sh: part $PART playing (random-$PART pid $random, records-$PART pid $
 shopt -s nullglob
 parts() { echo random-*/ records-*/ kept-*.json; }
 decision() {  # summary.json of every part here, and its SPRT's decision: continue, H0 accepted or H1 accepted
+  # (--sprt=, not --sprt: bounds that start with a minus would read as a flag)
   # shellcheck disable=SC2046
-  "$F/messiah" match-report --json --sprt "$SPRT" $(parts) > summary.json.new 2>/dev/null &&
+  "$F/messiah" match-report --json --sprt="$SPRT" $(parts) > summary.json.new 2>/dev/null &&
     mv summary.json.new summary.json &&
     "$F/python" -c 'import json; print(json.load(open("summary.json"))["sprt"]["decision"])' 2>/dev/null ||
     echo continue
@@ -85,4 +86,4 @@ done
 wait || true
 decision > /dev/null
 # shellcheck disable=SC2046
-"$F/messiah" match-report --sprt "$SPRT" $(parts)
+"$F/messiah" match-report --sprt="$SPRT" $(parts)
