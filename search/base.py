@@ -26,14 +26,18 @@ MATE = 2.0
 MATE_STEP = 1e-3
 PV_PLIES = 512  # the rows of alpha-beta's PV table: a line kept for each ply of a search (not a game's length)
 # board.is_draw() codes for the side to move -> value (a plain repetition: the rules' draw value). A "superior"
-# repetition (the same position with more pieces in hand) is treated as a win, as shogi engines usually do in
-# search.
+# repetition (the same board with more pieces in hand) is treated as a win and an "inferior" one as a loss, as shogi
+# engines usually do in search, from HANDS_REPETITION_PLY plies below the root on: the line only goes round a cycle
+# again, and ending it there keeps a delaying drop from looking good. The rules end nothing there, so a root's move
+# into one is searched as any other position: the score a GUI shows for a plain recapture is the position's, not a
+# won game's (issue 71; the search scored it 1.0, and cp 25433, when this ply was 1).
 REPETITION_VALUE = {
     cshogi.REPETITION_WIN: 1.0,  # the opponent's perpetual check
     cshogi.REPETITION_LOSE: 0.0,  # our perpetual check
     cshogi.REPETITION_SUPERIOR: 1.0,
     cshogi.REPETITION_INFERIOR: 0.0,
 }
+HANDS_REPETITION_PLY = 2
 REPETITION_LOOKBACK = 16  # plies of history searched for a repetition
 RULES = GameRules()  # the default rules: CSARule27, draws at 0.5 for both sides, no ply limit
 INFO_EVERY = 0.5  # seconds between a search's progress reports (USI PvInterval)
@@ -64,12 +68,14 @@ def clamp(value: float) -> float:
 
 def repetition_value(board: cshogi.Board, ply: int, rules: GameRules) -> float | None:
     """The value of a repetition for the side to move of ``board``, ``ply`` plies from the root, or None when
-    the position does not repeat."""
+    the position does not repeat (or repeats with other hands closer to the root than HANDS_REPETITION_PLY)."""
     repetition = board.is_draw(REPETITION_LOOKBACK)
     if repetition == cshogi.NOT_REPETITION:
         return None
     if repetition == cshogi.REPETITION_DRAW:
         return rules.draw_value(board, ply)
+    if repetition in (cshogi.REPETITION_SUPERIOR, cshogi.REPETITION_INFERIOR) and ply < HANDS_REPETITION_PLY:
+        return None
     return REPETITION_VALUE[repetition]
 
 

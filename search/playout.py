@@ -25,7 +25,7 @@ from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
 from messiah.playout import board as core
 from messiah.playout import mate as core_mate
 from messiah.playout import rules as core_rules
-from messiah.search.base import MATE, MATE_STEP
+from messiah.search.base import HANDS_REPETITION_PLY, MATE, MATE_STEP
 from messiah.search.tree import CHILD, DROPPED, IN_FLIGHT, MAX_DEPTH, TERMINAL, Q, _add_terminal, select_leaf
 
 MAX_MATE_LINE = 16  # moves of a leaf's mate line: the leaf check searches at most 9 plies
@@ -105,9 +105,10 @@ def _ended(b, history, row, ply, rules, moves):
         repetition = core.repetition(history, row, LOOKBACK)
         if repetition == core.REPETITION_DRAW:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
-        if repetition == core.REPETITION_WIN or repetition == core.REPETITION_SUPERIOR:
+        hands = ply >= HANDS_REPETITION_PLY  # other hands end a line only so far below the root (search.base)
+        if repetition == core.REPETITION_WIN or (repetition == core.REPETITION_SUPERIOR and hands):
             return 1.0, False, count
-        if repetition == core.REPETITION_LOSE or repetition == core.REPETITION_INFERIOR:
+        if repetition == core.REPETITION_LOSE or (repetition == core.REPETITION_INFERIOR and hands):
             return 0.0, False, count
         if core_rules.tried(b, ek):
             return 1.0 - _win_in(ply), True, count

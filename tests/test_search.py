@@ -221,6 +221,41 @@ def test_perpetual_check_loses_for_the_checker():
     assert terminal_value(board, 5) == 1.0  # white, checked perpetually, wins
 
 
+# Black's rook leaves 2d and comes back by 2f and 2e while white's king steps aside and back; white drops a pawn
+# on 2d against the rook. Recapturing brings back the board of six plies before, white to move, a pawn fewer in
+# white's hand: an inferior repetition for white, a superior one for black a ply later (issue 71).
+RECAPTURE_INTO_REPETITION = ["2g2f", "8c8d", "2f2e", "8d8e", "2e2d", "2c2d", "2h2d", "5a5b", "2d2f", "5b5a", "2f2e",
+                             "P*2d"]
+
+
+def test_repetitions_with_other_hands_go_on_at_the_roots_moves_and_end_lines_below():
+    """The rules end nothing there: a root's move into one is searched on (it scored 0 or 1 and a plain recapture
+    showed about +24,000 cp); from HANDS_REPETITION_PLY on, the line only goes round a cycle again and ends, won for
+    the side with more in hand."""
+    from messiah.search.base import HANDS_REPETITION_PLY
+
+    assert HANDS_REPETITION_PLY == 2
+    board = cshogi.Board()
+    play(board, RECAPTURE_INTO_REPETITION + ["2e2d"])
+    assert board.is_draw(16) == cshogi.REPETITION_INFERIOR  # white to move, the pawn fewer
+    assert terminal_value(board, 1) is None
+    assert terminal_value(board, 2) == 0.0
+    play(board, ["5a5b"])  # the board after the first 5a5b again, black to move, a pawn more in black's hand
+    assert board.is_draw(16) == cshogi.REPETITION_SUPERIOR
+    assert terminal_value(board, 1) is None
+    assert terminal_value(board, 2) == 1.0
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_recapture_into_a_repetition_is_no_won_game(evaluator, name):
+    """Every search values the recapture by the position it reaches, not as a won game."""
+    board = cshogi.Board()
+    play(board, RECAPTURE_INTO_REPETITION)
+    result = make_searcher(name, evaluator, mate_nodes=0).search(board, Limits(nodes=300, depth=3))
+    assert result.mate is None, (name, result.mate, result.pv_usi)
+    assert 0.05 < result.winrate < 0.95, (name, result.winrate, result.pv_usi)  # a pawn up, not a won game
+
+
 def test_entering_king_declaration_wins_and_mated_loses():
     board = cshogi.Board("K+R+B+P+P+P+P+P+P/+P+P+P+P+P+P+P+P+P/9/9/9/9/9/9/8k b RB4G4S4N4L 1")
     assert board.is_nyugyoku()
