@@ -91,6 +91,31 @@ def test_perft_from_the_start_position_matches_the_published_counts():
     assert np.array_equal(state, core.from_board(cshogi.Board()))  # perft leaves its position as it was
 
 
+def test_the_states_bit_board_holds_the_occupied_squares_after_every_move_and_put():
+    """OCCUPIED's bits, read square by square, are cshogi's non-empty squares along a random game with captures and
+    drops; put changes one square's bit and putting the piece back restores the state."""
+    rng = random.Random(11)
+    board = cshogi.Board()
+    state = core.from_board(board)
+    for _ in range(160):
+        legal = list(board.legal_moves)
+        if not legal:
+            break
+        move = rng.choice(legal)
+        board.push(move)
+        core.push(state, move)
+        words = [int(state[core.OCCUPIED]) & (2**64 - 1), int(state[core.OCCUPIED + 1])]
+        bits = [words[sq // 64] >> (sq % 64) & 1 for sq in range(81)]
+        assert bits == [int(p != 0) for p in board.pieces], board.sfen()
+        assert words[1] >> 17 == 0, board.sfen()
+        sq = rng.randrange(81)
+        before, code = state.copy(), int(state[sq])
+        core.put(state, sq, 0 if code else 15)
+        assert (int(state[core.OCCUPIED + sq // 64]) >> (sq % 64) & 1) == (0 if code else 1)
+        core.put(state, sq, code)
+        assert np.array_equal(state, before)
+
+
 def test_legal_moves_equal_cshogis_on_100k_positions_of_random_play():
     compared = play(seed=1, games=160, plies=320)  # plain random play
     play(seed=2, games=120, plies=320, captures=0.7, compared=compared)  # hands fill: many drops

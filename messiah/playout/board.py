@@ -14,7 +14,11 @@ The layout (``STATE`` int64 slots):
 - ``[HAND, HAND + 14)``: black's then white's pieces in hand, in cshogi's hand order P L N S G B R;
 - ``TURN`` (0 black, 1 white), ``KING + colour`` (the king's square, -1 where a tsume problem has none),
   ``PLY`` (cshogi's move number), ``BOARD_KEY`` and ``HAND_KEY`` (Zobrist keys: the board with the side to move,
-  and both hands; kept apart because a repetition compares boards first and hands second).
+  and both hands; kept apart because a repetition compares boards first and hands second);
+- ``OCCUPIED`` and ``OCCUPIED + 1``: the occupied squares as a bit board, squares 0-63 then 64-80 (the bit
+  patterns held in int64), so that the mate searches find the nearest piece along a line without a pass over the
+  board. :func:`finish` makes it and :func:`push` and :func:`put` keep it: every write of a square goes through one
+  of them.
 
 Moves are cshogi's 32-bit moves: ``to | from << 7 | promote << 14 | moved type << 16 | captured type << 20``
 for a board move, ``to | (80 + piece type) << 7`` for a drop (cshogi's piece types, gold after rook), so a move
@@ -43,6 +47,7 @@ KING = 96  # + colour
 PLY = 98
 BOARD_KEY = 99
 HAND_KEY = 100
+OCCUPIED = 101  # + 0, 1
 STATE = 104  # slots (a little spare, a multiple of eight)
 # Room for a position's legal moves: the most any position has (messiah.rules.MAX_LEGAL_MOVES, 593), with spare,
 # since compiled code writes these buffers without bounds checks.
@@ -138,6 +143,28 @@ def finish(b):
         for h in range(7):
             hand ^= ZOBRIST_HAND[c, h, b[HAND + 7 * c + h]]
     b[HAND_KEY] = hand
+    b[OCCUPIED] = b[OCCUPIED + 1] = 0
+    for sq in range(81):
+        if b[sq]:
+            _occupy(b, sq, True)
+
+
+@njit(cache=_CACHE, nogil=True)
+def _occupy(b, sq, occupied):
+    """Mark ``sq`` occupied or empty in the state's bit board."""
+    bit = np.int64(1) << (sq & 63)
+    if occupied:
+        b[OCCUPIED + (sq >> 6)] |= bit
+    else:
+        b[OCCUPIED + (sq >> 6)] &= ~bit
+
+
+@njit(cache=_CACHE, nogil=True)
+def put(b, sq, code):
+    """Put the piece ``code`` (0: none) on ``sq``, the bit board kept: how the rules and the mate searches change a
+    square for a moment, to judge a position as if a piece stood there or had left."""
+    b[sq] = code
+    _occupy(b, sq, code != 0)
 
 
 def from_board(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray:
@@ -272,7 +299,7 @@ def _board_moves(b, out):
     n = 0
     if king >= 0:  # the king: to a square not attacked once it has left its own
         code = b[king]
-        b[king] = 0
+        put(b, king, 0)
         steps = STEPS[code]
         for d in range(KING_DIRECTIONS):
             if steps >> d & 1:
@@ -280,7 +307,7 @@ def _board_moves(b, out):
                 if to >= 0 and (b[to] == 0 or colour_of(b[to]) != us) and not attacked(b, to, them):
                     out[n] = to | king << 7 | KING_TYPE << 16 | (b[to] & 15) << 20
                     n += 1
-        b[king] = code
+        put(b, king, code)
     if checkers >= 2:
         return n, checkers, mask
     for frm in range(81):
@@ -313,11 +340,11 @@ def _pawn_drop_mates(b, us, to, scratch):
     """Whether dropping a pawn of ``us`` on ``to`` (just in front of the opponent's king) would mate: the drop is
     then illegal (uchifuzume)."""
     them = 1 - us
-    b[to] = PAWN + WHITE_CODE * us
+    put(b, to, PAWN + WHITE_CODE * us)
     b[TURN] = them
     n, _, _ = _board_moves(b, scratch)
     b[TURN] = us
-    b[to] = 0
+    put(b, to, 0)
     return n == 0
 
 
@@ -375,7 +402,7 @@ def push(b, move):
     else:
         code = b[frm]
         key ^= ZOBRIST[code, frm]
-        b[frm] = 0
+        put(b, frm, 0)
         captured = b[to]
         if captured:
             key ^= ZOBRIST[captured, to]
@@ -387,7 +414,7 @@ def push(b, move):
             code += PROMOTED
         if code & 15 == KING_TYPE:
             b[KING + us] = to
-    b[to] = code
+    put(b, to, code)
     key ^= ZOBRIST[code, to] ^ ZOBRIST_TURN
     b[TURN] = 1 - us
     b[PLY] += 1

@@ -53,6 +53,7 @@ from messiah.playout.board import (
     NEXT,
     NUM_DIRECTIONS,
     NW,
+    OCCUPIED,
     OPPOSITE,
     PAWN,
     PROMOTED,
@@ -79,6 +80,7 @@ from messiah.playout.board import (
     colour_of,
     in_check,
     push,
+    put,
     remember_move,
     repetition,
 )
@@ -282,17 +284,9 @@ _ctlz = _bit_scan("llvm.ctlz")  # leading zero bits of a uint64
 
 @njit(cache=_CACHE, nogil=True)
 def _occupancy(b):
-    """The occupied squares of ``b`` (the WALL included) as a bit board: squares 0-63, then 64-80. Cheaper to make
-    afresh (the loop vectorises) than ray scans are to walk, so the functions below make it when they start."""
-    lo = np.uint64(0)
-    hi = np.uint64(0)
-    for s in range(64):
-        if b[s] != 0:
-            lo |= np.uint64(1) << np.uint64(s)
-    for s in range(64, 81):
-        if b[s] != 0:
-            hi |= np.uint64(1) << np.uint64(s - 64)
-    return lo, hi
+    """The occupied squares of ``b`` (the WALL included) as a bit board: squares 0-63, then 64-80, as the state
+    keeps them (board.put writes every square the functions below change for a moment)."""
+    return np.uint64(b[OCCUPIED]), np.uint64(b[OCCUPIED + 1])
 
 
 @njit(cache=_CACHE, nogil=True)
@@ -707,11 +701,12 @@ def _escapes_contact(b, us, ksq, to, code, actual):
     dragon's), else on an empty board."""
     saved_to, saved_k = b[to], b[ksq]
     if saved_to == 0:
-        b[to] = WALL
-    b[ksq] = 0
+        put(b, to, WALL)
+    put(b, ksq, 0)
     cover = _cover(b, code, to, ksq, actual)
     flight = _has_flight(b, us, ksq, cover, to, False)
-    b[to], b[ksq] = saved_to, saved_k
+    put(b, to, saved_to)
+    put(b, ksq, saved_k)
     return flight
 
 
@@ -799,15 +794,15 @@ def _try_contact(b, us, ksq, uksq, frm, code, to, promote, cover, actual, suppor
     judged on the position alone, so their order changes nothing)."""
     if _flight_left(b, us, ksq, memo, _guard(cover, to, ksq), to, frm):
         return 0  # (a piece's guard on an empty board holds its guard on any)
-    b[frm] = 0  # the piece lifted, as cshogi judges the rest
+    put(b, frm, 0)  # the piece lifted, as cshogi judges the rest
     mates = (not supported or _attacked(b, to, us)) and not _escapes_contact(b, us, ksq, to, cover, actual)
-    b[frm] = code
+    put(b, frm, code)
     if mates and _pinned_to(b, frm, uksq, 1 - us) and (knight or RELATION[frm, uksq] != RELATION[frm, to]):
         mates = False
     if mates and not (_pinned_to(b, frm, ksq, us) and (knight or RELATION[frm, ksq] != RELATION[frm, to])):
-        b[frm] = 0  # not a double check: no piece may take it (pins as they stand with frm empty)
+        put(b, frm, 0)  # not a double check: no piece may take it (pins as they stand with frm empty)
         mates = not _capturable(b, to, 1 - us, -1, ksq, b[:0], -1)
-        b[frm] = code
+        put(b, frm, code)
     return _board_move(b, frm, to, promote) if mates else 0
 
 
@@ -916,7 +911,7 @@ def _line_drop_mates(b, us, ksq, to, guard, memo):
     them = 1 - us
     if _flight_left(b, us, ksq, memo, _guard(guard, to, ksq), to, -1):
         return False
-    b[to] = WALL
+    put(b, to, WALL)
     mate = True
     for d in range(KING_DIRECTIONS):
         e = NEXT[ksq, d]
@@ -925,7 +920,7 @@ def _line_drop_mates(b, us, ksq, to, guard, memo):
         if not _attacked(b, e, us):
             mate = False
             break
-    b[to] = 0
+    put(b, to, 0)
     return mate
 
 
@@ -967,14 +962,14 @@ def _line_move_mates(b, us, ksq, uksq, one, to, diagonal, lance_line, dct, memo)
         if _flight_left(b, us, ksq, memo, cover, to, frm):
             continue
         ndct = _blockers(b, ksq, us, them, dct)  # the pins as they stand before the move, which cshogi keeps
-        b[frm] = 0
+        put(b, frm, 0)
         # neither the moved piece taken nor ``one`` blocked (by a piece other than the one taken on ``to``)
         free = not _capturable(b, to, them, -1, ksq, dct, ndct) and not _capturable(b, one, them, to, ksq, dct, ndct)
         mate = False
         if free:
             saved = b[to]
             if saved == 0:
-                b[to] = WALL
+                put(b, to, WALL)
             mate = True
             for e_d in range(KING_DIRECTIONS):
                 e = NEXT[ksq, e_d]
@@ -983,8 +978,8 @@ def _line_move_mates(b, us, ksq, uksq, one, to, diagonal, lance_line, dct, memo)
                 if not _attacked(b, e, us):
                     mate = False
                     break
-            b[to] = saved
-        b[frm] = code
+            put(b, to, saved)
+        put(b, frm, code)
         if mate:
             promote = 1 if t != LANCE and t < PROMOTED and (_zone(us, frm) or _zone(us, to)) else 0
             return _board_move(b, frm, to, promote)
@@ -1069,12 +1064,14 @@ def _cangoto(b, us, ksq, frm, to, guard1, guard2, memo):
     if _flight_left(b, us, ksq, memo, cover, to, frm):
         return True
     code, saved_to, saved_k = b[frm], b[to], b[ksq]
-    b[frm] = 0
+    put(b, frm, 0)
     if saved_to == 0:
-        b[to] = WALL
-    b[ksq] = 0
+        put(b, to, WALL)
+    put(b, ksq, 0)
     flight = _has_flight(b, us, ksq, cover, to, True)
-    b[ksq], b[to], b[frm] = saved_k, saved_to, code
+    put(b, ksq, saved_k)
+    put(b, to, saved_to)
+    put(b, frm, code)
     return flight
 
 
@@ -1190,17 +1187,18 @@ def _discovery_mates(b, us, ksq, uksq, frm, to, code, pinned, memo):
     if _pawn_drop_after(b, them, frm, to):
         return 0  # the defender drops a pawn where the piece stood
     saved_to = b[to]
-    b[frm] = 0
+    put(b, frm, 0)
     if saved_to == 0:
-        b[to] = WALL
+        put(b, to, WALL)
     blockable = _capturable(b, frm, them, to, ksq, b[:0], -1)  # a defender steps onto the square left
-    b[to], b[frm] = saved_to, code
+    put(b, to, saved_to)
+    put(b, frm, code)
     if blockable:
         return 0
     if ADJACENT[ksq, to]:  # next to the king, the piece needs a defender other than itself (seen through frm)
-        b[frm] = 0
+        put(b, frm, 0)
         defended = _attacked(b, to, us)
-        b[frm] = code
+        put(b, frm, code)
         if not defended:
             return 0
     promotable = _zone(us, frm) or _zone(us, to)
@@ -1221,17 +1219,18 @@ def _discovery_mates(b, us, ksq, uksq, frm, to, code, pinned, memo):
             promote, guard, actual = 0, silver, False
         if _flight_left(b, us, ksq, memo, _guard(guard, to, ksq), to, frm):
             continue
-        b[frm] = 0
+        put(b, frm, 0)
         if saved_to == 0:
-            b[to] = WALL
+            put(b, to, WALL)
         mate = False
         if not _reach(b, guard, to, ksq, -1):  # a check by the piece too is a double check, judged above
             cover = _cover(b, guard, to, ksq, actual)
-            b[ksq] = 0
+            put(b, ksq, 0)
             flight = _has_flight(b, us, ksq, cover, -1, False)
-            b[ksq] = KING_TYPE + WHITE_CODE * them
+            put(b, ksq, KING_TYPE + WHITE_CODE * them)
             mate = not flight and _line_open(b, us, ksq, frm, to)
-        b[to], b[frm] = saved_to, code
+        put(b, to, saved_to)
+        put(b, frm, code)
         if mate:
             return _board_move(b, frm, to, promote)
     return 0
@@ -1344,18 +1343,18 @@ def _pawn_drop_check_mates(b, us, to):
     ksq = b[KING + them]
     if not _attacked(b, to, us):
         return False  # the king takes it
-    b[to] = PAWN + WHITE_CODE * us
+    put(b, to, PAWN + WHITE_CODE * us)
     mates = not _capturable(b, to, them, -1, ksq, b[:0], -1)
     if mates:
         king = b[ksq]
-        b[ksq] = 0
+        put(b, ksq, 0)
         for d in range(KING_DIRECTIONS):
             e = NEXT[ksq, d]
             if e >= 0 and e != to and not _mine(b, e, them) and not _attacked(b, e, us):
                 mates = False
                 break
-        b[ksq] = king
-    b[to] = 0
+        put(b, ksq, king)
+    put(b, to, 0)
     return mates
 
 
@@ -1396,9 +1395,9 @@ def _piece_checks(b, out, n, us, frm, code, ksq, dc):
                 break
             if t == KING_TYPE:
                 if dc and RELATION[frm, ksq] != RELATION[frm, to]:
-                    b[frm] = 0
+                    put(b, frm, 0)
                     safe = not _attacked(b, to, them)
-                    b[frm] = code
+                    put(b, frm, code)
                     if safe:
                         out[n] = _board_move(b, frm, to, 0)
                         n += 1
