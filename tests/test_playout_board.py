@@ -91,9 +91,14 @@ def test_perft_from_the_start_position_matches_the_published_counts():
     assert np.array_equal(state, core.from_board(cshogi.Board()))  # perft leaves its position as it was
 
 
-def test_the_states_bit_board_holds_the_occupied_squares_after_every_move_and_put():
-    """OCCUPIED's bits, read square by square, are cshogi's non-empty squares along a random game with captures and
-    drops; put changes one square's bit and putting the piece back restores the state."""
+SLIDING_PIECES = {(cshogi.BLANCE, cshogi.BBISHOP, cshogi.BROOK, cshogi.BPROM_BISHOP, cshogi.BPROM_ROOK)[i] + 16 * colour: colour
+                  for i in range(5) for colour in (0, 1)}
+
+
+def test_the_states_bit_boards_hold_the_occupied_squares_and_the_sliders_after_every_move_and_put():
+    """OCCUPIED's bits, read square by square, are cshogi's non-empty squares, and SLIDERS' each colour's lances,
+    bishops, rooks, horses and dragons, along a random game with captures and drops; put changes one square's bits
+    and putting the piece back restores the state."""
     rng = random.Random(11)
     board = cshogi.Board()
     state = core.from_board(board)
@@ -108,6 +113,10 @@ def test_the_states_bit_board_holds_the_occupied_squares_after_every_move_and_pu
         bits = [words[sq // 64] >> (sq % 64) & 1 for sq in range(81)]
         assert bits == [int(p != 0) for p in board.pieces], board.sfen()
         assert words[1] >> 17 == 0, board.sfen()
+        for colour in (0, 1):
+            words = [int(state[core.SLIDERS + 2 * colour + w]) & (2**64 - 1) for w in (0, 1)]
+            bits = [words[sq // 64] >> (sq % 64) & 1 for sq in range(81)]
+            assert bits == [int(SLIDING_PIECES.get(p) == colour) for p in board.pieces], board.sfen()
         sq = rng.randrange(81)
         before, code = state.copy(), int(state[sq])
         core.put(state, sq, 0 if code else 15)

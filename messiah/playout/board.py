@@ -17,8 +17,9 @@ The layout (``STATE`` int64 slots):
   and both hands; kept apart because a repetition compares boards first and hands second);
 - ``OCCUPIED`` and ``OCCUPIED + 1``: the occupied squares as a bit board, squares 0-63 then 64-80 (the bit
   patterns held in int64), so that the mate searches find the nearest piece along a line without a pass over the
-  board. :func:`finish` makes it and :func:`push` and :func:`put` keep it: every write of a square goes through one
-  of them.
+  board; ``SLIDERS + 2 * colour`` and the slot after it: the squares of that colour's sliding pieces (lances,
+  bishops, rooks and their promotions), likewise. :func:`finish` makes them and :func:`push` and :func:`put` keep
+  them: every write of a square goes through one of them.
 
 Moves are cshogi's 32-bit moves: ``to | from << 7 | promote << 14 | moved type << 16 | captured type << 20``
 for a board move, ``to | (80 + piece type) << 7`` for a drop (cshogi's piece types, gold after rook), so a move
@@ -48,7 +49,8 @@ PLY = 98
 BOARD_KEY = 99
 HAND_KEY = 100
 OCCUPIED = 101  # + 0, 1
-STATE = 104  # slots (a little spare, a multiple of eight)
+SLIDERS = 103  # + 2 * colour + 0, 1
+STATE = 112  # slots (a little spare, a multiple of eight)
 # Room for a position's legal moves: the most any position has (messiah.rules.MAX_LEGAL_MOVES, 593), with spare,
 # since compiled code writes these buffers without bounds checks.
 MAX_MOVES = 600
@@ -106,6 +108,7 @@ SLIDES = np.zeros(32, np.int64)
 for _t in range(1, 15):
     STEPS[_t], STEPS[_t + WHITE_CODE] = features.STEPS[_t], _rotate(int(features.STEPS[_t]))
     SLIDES[_t], SLIDES[_t + WHITE_CODE] = features.SLIDES[_t], _rotate(int(features.SLIDES[_t]))
+SLIDING = sum(1 << _c for _c in range(32) if SLIDES[_c])  # the codes of the sliding pieces, as bits
 
 # --- Zobrist keys (a fixed seed: keys are the same in every process, as the tree's reuse and the cache need)
 _rng = np.random.default_rng(20261202)
@@ -143,28 +146,29 @@ def finish(b):
         for h in range(7):
             hand ^= ZOBRIST_HAND[c, h, b[HAND + 7 * c + h]]
     b[HAND_KEY] = hand
-    b[OCCUPIED] = b[OCCUPIED + 1] = 0
+    b[OCCUPIED : SLIDERS + 4] = 0
     for sq in range(81):
-        if b[sq]:
-            _occupy(b, sq, True)
-
-
-@njit(cache=_CACHE, nogil=True)
-def _occupy(b, sq, occupied):
-    """Mark ``sq`` occupied or empty in the state's bit board."""
-    bit = np.int64(1) << (sq & 63)
-    if occupied:
-        b[OCCUPIED + (sq >> 6)] |= bit
-    else:
-        b[OCCUPIED + (sq >> 6)] &= ~bit
+        code = b[sq]
+        b[sq] = 0
+        put(b, sq, code)
 
 
 @njit(cache=_CACHE, nogil=True)
 def put(b, sq, code):
-    """Put the piece ``code`` (0: none) on ``sq``, the bit board kept: how the rules and the mate searches change a
+    """Put the piece ``code`` (0: none) on ``sq``, the bit boards kept: how the rules and the mate searches change a
     square for a moment, to judge a position as if a piece stood there or had left."""
+    word = sq >> 6
+    bit = np.int64(1) << (sq & 63)
+    old = b[sq]
+    if SLIDING >> old & 1:
+        b[SLIDERS + 2 * colour_of(old) + word] &= ~bit
     b[sq] = code
-    _occupy(b, sq, code != 0)
+    if code:
+        b[OCCUPIED + word] |= bit
+        if SLIDING >> code & 1:
+            b[SLIDERS + 2 * colour_of(code) + word] |= bit
+    else:
+        b[OCCUPIED + word] &= ~bit
 
 
 def from_board(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray:

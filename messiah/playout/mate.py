@@ -66,6 +66,7 @@ from messiah.playout.board import (
     ROOK,
     SE,
     SILVER,
+    SLIDERS,
     SLIDES,
     STATE,
     STEPS,
@@ -188,7 +189,7 @@ GUARD = NEXT_GUARD | LINE_GUARD
 # Bit boards (squares 0-63 in a LO word, 64-80 in a HI one) for judging the king's neighbours all at once:
 # BETWEEN_LO / BETWEEN_HI[a, b] the squares strictly between two squares on a line (none off a line); NEAR_KING_LO /
 # NEAR_KING_HI[sq] the squares from which a piece can reach a neighbour of sq in one step or jump (two files and
-# three ranks either way); SLIDER_CODES[colour] the codes of that colour's pieces that slide, as bits.
+# three ranks either way).
 BETWEEN_LO = np.zeros((81, 81), np.uint64)
 BETWEEN_HI = np.zeros((81, 81), np.uint64)
 for _a in range(81):
@@ -209,10 +210,6 @@ for _a in range(81):
                 NEAR_KING_LO[_a] |= np.uint64(1) << np.uint64(_s)
             else:
                 NEAR_KING_HI[_a] |= np.uint64(1) << np.uint64(_s - 64)
-SLIDER_CODES = np.zeros(2, np.int64)
-for _c in range(1, 32):
-    if SLIDES[_c] and _c != WALL:
-        SLIDER_CODES[1 if _c >= WHITE_CODE else 0] |= 1 << _c
 # MOST_GUARD[t]: the king's neighbours (a bit a direction) a piece on its neighbour in direction t can guard at most:
 # those next to it and those on a line through it.
 MOST_GUARD = np.zeros(KING_DIRECTIONS, np.int64)
@@ -571,22 +568,10 @@ def _neighbour_attacks(b, us, ksq):
     """The neighbours of the king on ``ksq`` that ``us`` attacks on ``b``, the king's square counted empty, and those
     a slider of ours reaches through exactly one piece, ours (lifting it may open the line): two masks, a bit a
     direction. Judged by the attackers rather than the squares: the pieces of ours within a step or a jump of the
-    neighbours (two files and three ranks of the king), then each slider of ours along the line between (one pass
-    over the board finds the occupancy and the sliders)."""
-    sliders = SLIDER_CODES[us]
-    lo = hi = slo = shi = np.uint64(0)
-    for s in range(64):
-        c = b[s]
-        if c != 0:
-            lo |= np.uint64(1) << np.uint64(s)
-        if sliders >> c & 1:
-            slo |= np.uint64(1) << np.uint64(s)
-    for s in range(64, 81):
-        c = b[s]
-        if c != 0:
-            hi |= np.uint64(1) << np.uint64(s - 64)
-        if sliders >> c & 1:
-            shi |= np.uint64(1) << np.uint64(s - 64)
+    neighbours (two files and three ranks of the king), then each slider of ours along the line between (the
+    state's bit boards hold the occupancy and the sliders)."""
+    lo, hi = _occupancy(b)
+    slo, shi = np.uint64(b[SLIDERS + 2 * us]), np.uint64(b[SLIDERS + 2 * us + 1])
     if ksq < 64:
         lo &= ~(np.uint64(1) << np.uint64(ksq))
     else:
