@@ -19,9 +19,6 @@ import sys
 import time
 from pathlib import Path
 
-import numpy as np
-from numba import njit
-
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 
@@ -48,40 +45,21 @@ def write_perf_map(*dispatchers) -> int:
 def main() -> None:
     import test_playout_mate as positions  # (the tests' position sets; MESSIAH_DATA for the teacher positions)
 
-    from messiah.playout import board as core
-    from messiah.playout import mate
-
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ply", type=int, default=5, help="mate search depth: 1 or an odd number (default 5)")
     parser.add_argument("--repeats", type=int, default=60, help="passes over the positions (default 60)")
     parser.add_argument("--positions", type=int, default=600, help="middlegame positions (default 600)")
     args = parser.parse_args()
 
-    @njit
-    def run(states, histories, rows, ply, repeats):
-        line = np.zeros(ply, np.int64)
-        found = 0
-        for _ in range(repeats):
-            for i in range(states.shape[0]):
-                if ply == 1:
-                    found += mate.mate_in_one(states[i]) != 0
-                else:
-                    found += mate.mate_in_odd(states[i], histories[i], rows[i], ply, line) != 0
-        return found
-
-    made = [core.history_of(board) for board in positions.middlegame_positions(args.positions)]
-    length = max(history.shape[0] for _, history, _ in made) + args.ply + 1
-    states = np.stack([state for state, _, _ in made])
-    histories = np.zeros((len(made), length, core.HISTORY_SLOTS), np.int64)
-    for i, (_, history, _) in enumerate(made):
-        histories[i, : history.shape[0]] = history
-    rows = np.array([row for _, _, row in made], np.int64)
-    run(states[:2], histories[:2], rows[:2], args.ply, 1)  # compiled before the map is written
+    states, histories, rows = positions.bench_arrays(positions.middlegame_positions(args.positions))
+    run = positions.search_all
+    run(states[:2], histories[:2], rows[:2], args.ply)  # compiled before the map is written
     print(f"{write_perf_map(run)} functions named in /tmp/perf-{os.getpid()}.map")
     start = time.perf_counter()
-    run(states, histories, rows, args.ply, args.repeats)
+    for _ in range(args.repeats):
+        run(states, histories, rows, args.ply)
     seconds = time.perf_counter() - start
-    print(f"{len(made)} positions x {args.repeats}: {seconds * 1e6 / (len(made) * args.repeats):.2f} us a search")
+    print(f"{len(states)} positions x {args.repeats}: {seconds * 1e6 / (len(states) * args.repeats):.2f} us a search")
 
 
 if __name__ == "__main__":

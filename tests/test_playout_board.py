@@ -91,8 +91,9 @@ def test_perft_from_the_start_position_matches_the_published_counts():
     assert np.array_equal(state, core.from_board(cshogi.Board()))  # perft leaves its position as it was
 
 
-SLIDING_PIECES = {(cshogi.BLANCE, cshogi.BBISHOP, cshogi.BROOK, cshogi.BPROM_BISHOP, cshogi.BPROM_ROOK)[i] + 16 * colour: colour
-                  for i in range(5) for colour in (0, 1)}
+SLIDING_PIECES = {piece + 16 * colour: colour  # a piece code -> its colour, for the pieces that slide
+                  for piece in (cshogi.BLANCE, cshogi.BBISHOP, cshogi.BROOK, cshogi.BPROM_BISHOP, cshogi.BPROM_ROOK)
+                  for colour in (0, 1)}
 
 
 def test_the_states_bit_boards_hold_the_occupied_squares_and_the_sliders_after_every_move_and_put():

@@ -21,6 +21,7 @@ import cshogi
 import numpy as np
 import test_playout_board as board_tests  # (the module, not its tests: shuffling_games makes repeating games)
 from conftest import GAMES, MATES, TEACHER, read_hcpe, shared
+from numba import njit
 
 from messiah.playout import board as core
 from messiah.playout import mate
@@ -311,17 +312,23 @@ def middlegame_positions(count: int = 2_000) -> list[cshogi.Board]:
     return chosen
 
 
-def bench() -> None:
-    """Print the mean time per position of mate_in_one and mate_in_odd against cshogi's, compile time left out
-    (each search runs once before it is timed); the best of three runs."""
-    boards = middlegame_positions()
+def bench_arrays(boards: list[cshogi.Board]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The states, histories (with room for the searches' rows) and history rows of ``boards``, as
+    :func:`search_all` takes them."""
     made = [core.history_of(board) for board in boards]
-    rows = max(history.shape[0] for _, history, _ in made)
+    rows = max(history.shape[0] for _, history, _ in made) + LINE_ROOM
     states = np.stack([state for state, _, _ in made])
     histories = np.zeros((len(made), rows, core.HISTORY_SLOTS), np.int64)
     for i, (_, history, _) in enumerate(made):
         histories[i, : history.shape[0]] = history
-    at = np.array([row for _, _, row in made], np.int64)
+    return states, histories, np.array([row for _, _, row in made], np.int64)
+
+
+def bench() -> None:
+    """Print the mean time per position of mate_in_one and mate_in_odd against cshogi's, compile time left out
+    (each search runs once before it is timed); the best of three runs."""
+    boards = middlegame_positions()
+    states, histories, at = bench_arrays(boards)
     print(f"{len(boards)} positions (python {sys.version.split()[0]}, cshogi called from Python, ours in a loop)")
     for ply in (1, 3, 5, 7):
         runs = 3 if ply < 7 else 1
@@ -338,25 +345,25 @@ def _cshogi_loop(boards: list[cshogi.Board], ply: int) -> float:
     return time.perf_counter() - start
 
 
+@njit
+def search_all(states: np.ndarray, histories: np.ndarray, at: np.ndarray, ply: int) -> int:
+    """mate_in_one (``ply`` 1) or mate_in_odd on every state in one compiled loop; the number of mates found."""
+    line = np.zeros(LINE_ROOM, np.int64)
+    found = 0
+    for i in range(states.shape[0]):
+        if ply == 1:
+            found += mate.mate_in_one(states[i]) != 0
+        else:
+            found += mate.mate_in_odd(states[i], histories[i], at[i], ply, line) != 0
+    return found
+
+
 def _loop(states: np.ndarray, histories: np.ndarray, at: np.ndarray, ply: int, runs: int) -> float:
-    from numba import njit
-
-    @njit
-    def run(states, histories, at, ply):
-        line = np.zeros(LINE_ROOM, np.int64)
-        found = 0
-        for i in range(states.shape[0]):
-            if ply == 1:
-                found += mate.mate_in_one(states[i]) != 0
-            else:
-                found += mate.mate_in_odd(states[i], histories[i], at[i], ply, line) != 0
-        return found
-
-    run(states[:2], histories[:2], at[:2], ply)  # compiled before it is timed
+    search_all(states[:2], histories[:2], at[:2], ply)  # compiled before it is timed
     best = float("inf")
     for _ in range(runs):
         start = time.perf_counter()
-        run(states, histories, at, ply)
+        search_all(states, histories, at, ply)
         best = min(best, time.perf_counter() - start)
     return best
 
