@@ -119,6 +119,14 @@ for _c in range(2):
     ZOBRIST_HAND[_c, :, 0] = 0  # an empty hand slot adds nothing
 
 _CACHE = os.environ.get("MESSIAH_NO_JIT_CACHE") is None
+# How the mate searches' functions compile. Most of them make no array and only read and write views of the
+# caller's (a state row states[k], a move list, a slice of scratch), and each such view costs numba's reference
+# counts an atomic increment and decrement: 18% of mate in five's compiled time. Those run without the reference
+# counts (numba's ``_nrt`` option), ``NO_REFCOUNTS``; they may take and pass views, never make an array or copy one
+# by a slice assignment (copy element by element). A function that allocates says ``REFCOUNTED``: a callee that
+# says neither inherits its caller's choice.
+NO_REFCOUNTS = {"cache": _CACHE, "nogil": True, "_nrt": False}
+REFCOUNTED = {"cache": _CACHE, "nogil": True, "_nrt": True}
 
 
 @njit(cache=_CACHE, nogil=True)

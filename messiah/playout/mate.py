@@ -34,7 +34,6 @@ from numba import njit, types
 from numba.extending import intrinsic
 
 from messiah.playout.board import (
-    _CACHE,
     BISHOP,
     BLACK,
     DELTAS,
@@ -51,12 +50,14 @@ from messiah.playout.board import (
     MAX_MOVES,
     NE,
     NEXT,
+    NO_REFCOUNTS,
     NUM_DIRECTIONS,
     NW,
     OCCUPIED,
     OPPOSITE,
     PAWN,
     PROMOTED,
+    REFCOUNTED,
     REPETITION_DRAW,
     REPETITION_INFERIOR,
     REPETITION_LOSE,
@@ -230,31 +231,31 @@ SCRATCH = 24 + MEMO  # int64 the mate-in-one detector works in
 # Small primitives
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _rank_from(colour, sq):
     """The rank of ``sq`` counted from ``colour``'s far side: 0 is the rank its pieces move toward."""
     return sq % 9 if colour == BLACK else 8 - sq % 9
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _zone(colour, sq):
     """Whether ``sq`` is in ``colour``'s promotion zone."""
     return _rank_from(colour, sq) <= 2
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _forward(colour):
     """The direction ``colour``'s pawns move in."""
     return N if colour == BLACK else S
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _near(a, b, reach):
     """Whether b is within ``reach`` files and ranks of a."""
     return abs(a // 9 - b // 9) <= reach and abs(a % 9 - b % 9) <= reach
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mine(b, sq, colour):
     """Whether a piece of ``colour`` stands on ``sq`` (the WALL counts as nobody's)."""
     c = b[sq]
@@ -279,14 +280,14 @@ _cttz = _bit_scan("llvm.cttz")  # trailing zero bits of a uint64
 _ctlz = _bit_scan("llvm.ctlz")  # leading zero bits of a uint64
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _occupancy(b):
     """The occupied squares of ``b`` (the WALL included) as a bit board: squares 0-63, then 64-80, as the state
     keeps them (board.put writes every square the functions below change for a moment)."""
     return np.uint64(b[OCCUPIED]), np.uint64(b[OCCUPIED + 1])
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _nearest(lo, hi, sq, d):
     """The nearest occupied square from ``sq`` in direction ``d``, -1 if none."""
     mlo = RAY_LO[sq, d] & lo
@@ -304,7 +305,7 @@ def _nearest(lo, hi, sq, d):
     return -1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _attacked_occ(b, lo, hi, sq, by):
     """Whether a piece of ``by`` attacks ``sq``, ``lo``/``hi`` being ``b``'s occupancy."""
     for d in range(KING_DIRECTIONS):
@@ -319,7 +320,7 @@ def _attacked_occ(b, lo, hi, sq, by):
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _attacked(b, sq, by):
     """board.attacked on bit boards: whether a piece of ``by`` attacks ``sq`` (pinned pieces and the king
     included)."""
@@ -327,7 +328,7 @@ def _attacked(b, sq, by):
     return _attacked_occ(b, lo, hi, sq, by)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _reach(b, code, frm, sq, skip):
     """Whether the piece ``code`` standing on ``frm`` attacks ``sq`` on ``b`` (whatever stands on ``frm`` and
     ``sq``), the square ``skip`` taken as empty (-1 for none)."""
@@ -349,7 +350,7 @@ def _reach(b, code, frm, sq, skip):
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _pinned_to(b, s, k, by):
     """Whether the piece on ``s`` is the only piece between the king square ``k`` and a slider of colour ``by``
     aimed at it (a pin when the piece is the king's, a discovered-check candidate when it is the slider's)."""
@@ -368,7 +369,7 @@ def _pinned_to(b, s, k, by):
     return colour_of(c) == by and (SLIDES[c] >> OPPOSITE[d] & 1) == 1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _listed(squares, count, sq):
     for i in range(count):
         if squares[i] == sq:
@@ -376,7 +377,7 @@ def _listed(squares, count, sq):
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _blockers(b, k, slider, blocker, out):
     """The pieces of colour ``blocker`` that stand alone between the king square ``k`` and a slider of colour
     ``slider`` aimed at it, written to ``out``: returns their count (at most eight, one a direction)."""
@@ -395,7 +396,7 @@ def _blockers(b, k, slider, blocker, out):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _capturable(b, sq, by, avoid, k, pins, npins):
     """Whether a piece of ``by`` other than its king (and other than the one on ``avoid``) can move to ``sq``
     without leaving its king on ``k`` open to a pinner (cshogi's canPieceCapture / can_piece_capture). The pinned
@@ -421,7 +422,7 @@ def _capturable(b, sq, by, avoid, k, pins, npins):
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _attackers_of(b, sq, by, most):
     """How many pieces of ``by`` other than its king attack ``sq``, counted up to ``most``; and the last one's
     square."""
@@ -449,7 +450,7 @@ def _attackers_of(b, sq, by, most):
     return n, last
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _pawn_droppable(b, colour, sq):
     """cshogi's canPawnDrop: ``colour`` holds a pawn, has no pawn on ``sq``'s file, and ``sq`` is not its last
     rank."""
@@ -463,7 +464,7 @@ def _pawn_droppable(b, colour, sq):
     return True
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _pawn_drop_after(b, colour, sq, taken):
     """Whether ``colour`` could drop a pawn on ``sq`` once the piece on ``taken`` is captured (cshogi's discovered
     check asks it of the squares a check must not be blocked on): it holds a pawn, ``sq`` is not its last rank, and
@@ -478,13 +479,13 @@ def _pawn_drop_after(b, colour, sq, taken):
     return True
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _gold_like(t):
     """Whether the piece type ``t`` moves as a gold: a gold or a promoted pawn, lance, knight or silver."""
     return t == GOLD or PAWN + PROMOTED <= t <= SILVER + PROMOTED
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _holds_more_than_pawns(b, colour):
     for h in range(1, 7):
         if b[HAND + 7 * colour + h]:
@@ -492,24 +493,24 @@ def _holds_more_than_pawns(b, colour):
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _board_move(b, frm, to, promote):
     """The cshogi move of the piece on ``frm`` to ``to``."""
     return to | frm << 7 | promote << 14 | (b[frm] & 15) << 16 | (b[to] & 15) << 20
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _drop_move(t, to):
     return to | (DROP_FROM + t) << 7
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _guard(code, to, ksq):
     """The king's neighbours (a bit a direction) the piece ``code`` on ``to`` guards on an empty board."""
     return GUARD[code, to // 9 - ksq // 9 + 8, to % 9 - ksq % 9 + 8]
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _cover(b, code, to, ksq, actual):
     """The king's neighbours the piece ``code`` on ``to`` guards, as a bit a direction from the king: on an empty
     board, or, with ``actual``, on ``b`` as it stands."""
@@ -524,7 +525,7 @@ def _cover(b, code, to, ksq, actual):
     return mask
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _has_flight(b, us, ksq, cover, to, to_open):
     """Whether the king on ``ksq`` (the opponent of ``us``) has a neighbour to go to: not its own piece's, not in
     ``cover``, not attacked by ``us`` on ``b`` as it stands (the caller sets the occupancy cshogi judges on), and not
@@ -553,7 +554,7 @@ def _has_flight(b, us, ksq, cover, to, to_open):
 # hands on to the detector at its leaf what it judged of the squares the leaf's king shares with it.
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _only_square(lo, hi):
     """The square of a bit board holding exactly one square, or -1 when it holds none or more."""
     if lo and not hi and lo & (lo - np.uint64(1)) == 0:
@@ -563,7 +564,7 @@ def _only_square(lo, hi):
     return -1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _neighbour_attacks(b, us, ksq):
     """The neighbours of the king on ``ksq`` that ``us`` attacks on ``b``, the king's square counted empty, and those
     a slider of ours reaches through exactly one piece, ours (lifting it may open the line): two masks, a bit a
@@ -612,7 +613,7 @@ def _neighbour_attacks(b, us, ksq):
     return attacked, behind
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _judge_flights(b, us, ksq, memo):
     """Judge every neighbour of the king on ``ksq`` (the opponent of ``us``) into ``memo`` at once, but those
     ``memo[0]`` marks as judged already. Returns the flights: the neighbours on the board that hold none of the king's
@@ -633,7 +634,7 @@ def _judge_flights(b, us, ksq, memo):
     return flights
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _exposed(b, us, ksq, e, frm):
     """Whether lifting the piece on ``frm`` lets a slider of ``us`` attack ``e`` (the king's square counted empty)."""
     d = DIR_OF[e, frm]
@@ -650,7 +651,7 @@ def _exposed(b, us, ksq, e, frm):
     return s >= 0 and _mine(b, s, us) and (SLIDES[b[s]] >> OPPOSITE[d] & 1) == 1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _flight_left(b, us, ksq, memo, cover, to, frm):
     """Whether a flight (``memo``, every neighbour judged) stays open to the king after a check from ``to`` that
     guards ``cover`` (a bit a direction: a superset of what cshogi counts the piece to guard), the piece lifted from
@@ -678,7 +679,7 @@ def _flight_left(b, us, ksq, memo, cover, to, frm):
 # Mate in one: cshogi's detector, rule by rule
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _escapes_contact(b, us, ksq, to, code, actual):
     """cshogi's canKingEscape for a piece ``code`` put on ``to`` (dropped, or moved there and already lifted from
     its square on ``b``): the king flees unless every neighbour is its own piece's, guarded by the piece, or attacked by
@@ -695,7 +696,7 @@ def _escapes_contact(b, us, ksq, to, code, actual):
     return flight
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _drop_mates_contact(b, us, ksq, to, t, supported, memo):
     """Whether dropping ``t`` on ``to`` mates by cshogi's rule: defended (unless a knight: ``supported`` False),
     no flight, and no capture by a piece not pinned (pins as the position stands)."""
@@ -711,7 +712,7 @@ def _drop_mates_contact(b, us, ksq, to, t, supported, memo):
     return not _capturable(b, to, 1 - us, -1, ksq, b[:0], -1)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1_drops(b, us, ksq, memo):
     """The contact drops (and knight drops) of cshogi's detector; a drop that mates, or 0. A drop whose piece a
     stronger one held would replace (a lance by a rook on the same square...) is skipped as cshogi skips it."""
@@ -770,7 +771,7 @@ def _mate1_drops(b, us, ksq, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _try_contact(b, us, ksq, uksq, frm, code, to, promote, cover, actual, supported, knight, memo):
     """One contact check of cshogi's detector (the piece ``code`` from ``frm`` to ``to``, promoting or not, guarding
     what the piece ``cover`` guards there; ``actual``: on the board, else on an empty one): the move if it mates by
@@ -791,7 +792,7 @@ def _try_contact(b, us, ksq, uksq, frm, code, to, promote, cover, actual, suppor
     return _board_move(b, frm, to, promote) if mates else 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _contact_mates(b, us, ksq, uksq, frm, code, to, memo):
     """cshogi's contact checks of the piece ``code`` on ``frm`` moving to the king's neighbour ``to`` (which it
     reaches): the move that mates, or 0. Where a promotion would check at least as well, only it is tried, as
@@ -849,7 +850,7 @@ def _contact_mates(b, us, ksq, uksq, frm, code, to, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1_moves(b, us, ksq, uksq, memo):
     """cshogi's board-move checks: to each of the king's neighbours that some piece placed there could make a
     mate of (MOST_GUARD), the pieces that reach it; then the knights' checks from afar. A move that mates, or 0."""
@@ -888,7 +889,7 @@ def _mate1_moves(b, us, ksq, uksq, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _line_drop_mates(b, us, ksq, to, guard, memo):
     """YaneuraOu's test of a distant drop on ``to`` along a line to the king: every neighbour the king could go to
     (not its own piece's, not attacked by ``us`` once ``to`` is occupied) is guarded by ``guard`` from ``to`` on an
@@ -909,7 +910,7 @@ def _line_drop_mates(b, us, ksq, to, guard, memo):
     return mate
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _line_move_mates(b, us, ksq, uksq, one, to, diagonal, lance_line, dct, memo):
     """YaneuraOu's distant check by a move: a rook, dragon or (on the line from our side) lance moved to ``to``, two
     squares from the king along an orthogonal, or a bishop or horse along a diagonal, with ``one`` between; a move
@@ -971,7 +972,7 @@ def _line_move_mates(b, us, ksq, uksq, one, to, diagonal, lance_line, dct, memo)
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1_lines(b, us, ksq, uksq, dct, memo):
     """YaneuraOu's distant checks, tried when the defender holds nothing but pawns (so nothing can be dropped in
     between but a pawn): a rook, lance or bishop dropped two or three squares from the king along a line, or a piece
@@ -1040,7 +1041,7 @@ def _mate1_lines(b, us, ksq, uksq, dct, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _cangoto(b, us, ksq, frm, to, guard1, guard2, memo):
     """cshogi's can_king_escape_cangoto: after the piece on ``frm`` moves to ``to`` guarding what ``guard1`` and
     ``guard2`` (piece codes, 0 for none) guard from ``to`` on an empty board, the king has a neighbour to go to, ``to``
@@ -1060,7 +1061,7 @@ def _cangoto(b, us, ksq, frm, to, guard1, guard2, memo):
     return flight
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1_double(b, us, ksq, uksq, dcu, ndcu, memo):
     """YaneuraOu's double checks from afar: a bishop, horse, rook or dragon standing between our slider and the
     king moves off the line to a square on the king's lines (not next to it: those the contact rules judged), so
@@ -1096,7 +1097,7 @@ def _mate1_double(b, us, ksq, uksq, dcu, ndcu, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _line_open(b, us, ksq, frm, to):
     """YaneuraOu's check of the line a discovered check opens (the piece from ``frm`` now on ``to``): no defender
     piece (but the one taken on ``to``) can step onto it, nor a pawn be dropped on it, up to and including our
@@ -1115,7 +1116,7 @@ def _line_open(b, us, ksq, frm, to):
     return True
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1_discovered(b, us, ksq, uksq, dcu, ndcu, memo):
     """YaneuraOu's discovered checks near the king (within two squares), tried when the defender holds nothing but
     pawns: the piece between our slider and the king moves off the line (taking the one defender attacking its
@@ -1159,7 +1160,7 @@ def _mate1_discovered(b, us, ksq, uksq, dcu, ndcu, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _discovery_mates(b, us, ksq, uksq, frm, to, code, pinned, memo):
     """The rest of YaneuraOu's discovered check for one move (see :func:`_mate1_discovered`); the move, or 0."""
     them = 1 - us
@@ -1221,7 +1222,7 @@ def _discovery_mates(b, us, ksq, uksq, frm, to, code, pinned, memo):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1(b, scratch):
     """cshogi's mate-in-one detector on ``b`` (side to move not in check): a mating move, or 0. ``scratch`` holds at
     least SCRATCH int64, the flight memo at [24:] set (its judged mask at least: 0 for none)."""
@@ -1257,7 +1258,7 @@ def _mate1(b, scratch):
     return 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def mate_in_one(b):
     """A move that mates at once, by cshogi's detector (``Board.mate_move_in_1ply()``: the same verdict, whether
     one exists), or 0. The side to move must not be in check; 0 when the opponent has no king."""
@@ -1265,7 +1266,7 @@ def mate_in_one(b):
     return _mate1(b, scratch)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _mate1_after(b, scratch, move, king_from, flights, exposed):
     """:func:`_mate1` on the position a defender's evasion ``move`` led to, told the flights and exposable squares
     of the defender's king before it (``flights`` and ``exposed``, on ``king_from``): when the move took the king to
@@ -1295,7 +1296,7 @@ def _mate1_after(b, scratch, move, king_from, flights, exposed):
 # Move generation for the search: the attacker's checks, the defender's evasions
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def _droppable(b, us, t, to):
     """Whether ``us`` may drop the piece type ``t`` (held) on the empty square ``to``: a rank it can move from, no
     second pawn on a file, no mate by a pawn drop."""
@@ -1319,7 +1320,7 @@ def _droppable(b, us, t, to):
     return True
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _pawn_drop_check_mates(b, us, to):
     """Whether a pawn dropped on ``to``, checking the king in front of it, leaves it no move (the drop is then
     illegal). Only the king's moves and captures of the pawn can answer it: nothing comes between, and the drop
@@ -1343,7 +1344,7 @@ def _pawn_drop_check_mates(b, us, to):
     return mates
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _add_checks(b, out, n, us, frm, to, code, ksq, discovered):
     """Append the ways the piece ``code`` on ``frm`` may move to ``to`` (with and without promotion, as the rules
     allow) that give check: all of them when the move uncovers one. Returns the new count."""
@@ -1361,7 +1362,7 @@ def _add_checks(b, out, n, us, frm, to, code, ksq, discovered):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _piece_checks(b, out, n, us, frm, code, ksq, dc):
     """Append the checking moves of the piece ``code`` on ``frm`` (all of its moves off the line to the king when
     ``dc``: they uncover a check); a king's only when they uncover one, and only to squares not attacked. Returns
@@ -1394,7 +1395,7 @@ def _piece_checks(b, out, n, us, frm, code, ksq, dc):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _gen_checks(b, out, checked, spare):
     """The legal moves of the side to move that give check (cshogi's CheckAll: non-promotions included), written to
     ``out``; when the side to move is itself in check (``checked``), only those that also answer it. ``spare`` is a
@@ -1490,7 +1491,8 @@ def _gen_checks(b, out, checked, spare):
     if checked:  # keep the checks that also leave our king safe
         kept = 0
         for i in range(n):
-            spare[:] = b
+            for j in range(STATE):  # (element by element: no refcounts here)
+                spare[j] = b[j]
             push(spare, out[i])
             if not _attacked(spare, spare[KING + us], them):
                 out[kept] = out[i]
@@ -1499,7 +1501,7 @@ def _gen_checks(b, out, checked, spare):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _droppable_pawn_check(b, us, to):
     """Whether a pawn of ``us`` may be dropped on ``to``, in front of the opponent's king: no second pawn on the
     file, and no mate by it."""
@@ -1511,7 +1513,7 @@ def _droppable_pawn_check(b, us, to):
     return not _pawn_drop_check_mates(b, us, to)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _add_evasion(b, out, n, us, frm, to, code):
     """Append the moves of the piece ``code`` from ``frm`` to ``to`` that cshogi's evasion generator makes: it
     leaves out a pawn's, bishop's or rook's non-promotion where it could promote and a lance's on its second-last
@@ -1529,7 +1531,7 @@ def _add_evasion(b, out, n, us, frm, to, code):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _evasions_to(b, out, n, us, k, sq):
     """Append the moves of our pieces other than the king to ``sq`` (capturing the checker or blocking its line)
     that keep the king covered. Returns the new count."""
@@ -1550,7 +1552,7 @@ def _evasions_to(b, out, n, us, k, sq):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def _gen_evasions(b, out):
     """The evasions of the side to move, in check, as cshogi's mate search generates them (every legal evasion but
     the non-promotions :func:`_add_evasion` leaves out), written to ``out``: the king's moves first. Returns the
@@ -1559,7 +1561,7 @@ def _gen_evasions(b, out):
     return _other_evasions(b, out, _king_evasions(b, out, memo))
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _king_evasions(b, out, memo):
     """The king's evasions (to its flights, judged as the mate-in-one detector judges them: ``memo`` is filled for
     the attacker's side, see :func:`_judge_flights`), written to ``out``. Returns the count."""
@@ -1575,7 +1577,7 @@ def _king_evasions(b, out, memo):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _other_evasions(b, out, n):
     """The evasions but the king's (taking the checker, blocking its line) appended to the ``n`` moves in ``out``.
     Returns the new count."""
@@ -1610,7 +1612,7 @@ F_KIND, F_DEPTH, F_BUDGET, F_CHECKED, F_ROW, F_COUNT, F_NEXT, F_STAGE, F_FLIGHTS
 FRAME_FIELDS = 10
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _expand(states, moves, frames, k, spare):
     """Generate the children of frame ``k``: checks at the attacker's nodes, evasions at the defender's."""
     kind = frames[k, F_KIND]
@@ -1628,7 +1630,7 @@ def _expand(states, moves, frames, k, spare):
     frames[k, F_COUNT] = n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _set_frame(frames, k, kind, depth, budget, checked, row):
     frames[k, F_KIND] = kind
     frames[k, F_DEPTH] = depth
@@ -1637,14 +1639,14 @@ def _set_frame(frames, k, kind, depth, budget, checked, row):
     frames[k, F_ROW] = row
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _leaf(states, frames, k, move, scratch):
     """The mate in one after the defender's ``move`` from frame ``k`` (its position in ``states[k + 1]``)."""
     return _mate1_after(states[k + 1], scratch, move, states[k, KING + states[k, TURN]], frames[k, F_FLIGHTS],
                         frames[k, F_EXPOSED])
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _search(states, moves, frames, history, scratch, spare):
     """Prove or refute the node set up in frame 0 (its position in ``states[0]``): cshogi's mateMoveInOddPly /
     mateMoveInEvenPly / mateMoveIn3Ply, with a budget of plies on top (a frame's F_BUDGET: the mate must end within
@@ -1680,7 +1682,8 @@ def _search(states, moves, frames, history, scratch, spare):
         move = moves[k, frames[k, F_NEXT]]
         frames[k, F_NEXT] += 1
         c = k + 1
-        states[c, :] = states[k]
+        for j in range(STATE):  # (element by element: no refcounts here)
+            states[c, j] = states[k, j]
         push(states[c], move)
         budget = frames[k, F_BUDGET]
         if kind == OR_NODE:
@@ -1748,18 +1751,19 @@ def _search(states, moves, frames, history, scratch, spare):
         k = c
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _proof(states, moves, frames, history, scratch, spare, state, depth, budget, checked, row, kind):
     """The attacker's move that proves the attacker's node ``state`` within ``budget`` plies (the first, in the
     order the search tries them, that does), or 0 when none does."""
-    states[0, :] = state
+    for j in range(STATE):
+        states[0, j] = state[j]
     _set_frame(frames, 0, kind, depth, budget, checked, row)
     if not _search(states, moves, frames, history, scratch, spare):
         return 0
     return moves[0, frames[0, F_NEXT] - 1]  # the child that decided the node
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _quickest(states, moves, frames, history, scratch, spare, state, kind, depth, most, checked, row):
     """The fewest plies within which the attacker's node ``state`` (frame fields as given), known to be proven
     within ``most``, is proven (the budgets below ``most`` are tried), and the move that proves it then (0 when that
@@ -1771,7 +1775,7 @@ def _quickest(states, moves, frames, history, scratch, spare, state, kind, depth
     return most, 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, first):
     """The line of a mate proven from ``root`` (an OR node of ``ply`` plies on history row ``row``; ``first`` the
     move that proved it): at each of the attacker's nodes the first check that mates quickest, at each of the
@@ -1843,7 +1847,7 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
             move = _proof(states, moves, frames, history, scratch, spare, cur, depth, budget, checked, row, kind)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def mate_in_odd(b, history, row, ply, line):
     """cshogi's ``Board.mate_move(ply)`` verdict on ``b`` (``ply`` odd, 3 or more; the side to move not in
     check): whether the side to move mates within ``ply`` plies, checking at every move, by cshogi's search (see the
