@@ -78,7 +78,6 @@ from messiah.playout.board import (
     N,
     S,
     W,
-    _pawn_drop_mates,
     colour_of,
     in_check,
     push,
@@ -1296,7 +1295,7 @@ def _mate1_after(b, scratch, move, king_from, flights, exposed):
 # Move generation for the search: the attacker's checks, the defender's evasions
 
 
-@njit(**REFCOUNTED)
+@njit(**NO_REFCOUNTS)
 def _droppable(b, us, t, to):
     """Whether ``us`` may drop the piece type ``t`` (held) on the empty square ``to``: a rank it can move from, no
     second pawn on a file, no mate by a pawn drop."""
@@ -1316,7 +1315,7 @@ def _droppable(b, us, t, to):
             return False
     king = b[KING + 1 - us]
     if king >= 0 and NEXT[to, _forward(us)] == king:  # rare: a pawn dropped between checks the other king
-        return not _pawn_drop_mates(b, us, to, np.empty(MAX_MOVES, np.uint32))
+        return not _pawn_drop_check_mates(b, us, to)
     return True
 
 
