@@ -123,19 +123,20 @@ _CACHE = os.environ.get("MESSIAH_NO_JIT_CACHE") is None
 # caller's (a state row states[k], a move list, a slice of scratch), and each such view costs numba's reference
 # counts an atomic increment and decrement: 18% of mate in five's compiled time. Those run without the reference
 # counts (numba's ``_nrt`` option), ``NO_REFCOUNTS``; they may take and pass views, never make an array or copy one
-# by a slice assignment (copy element by element). A function that allocates says ``REFCOUNTED``: a callee that
-# says neither inherits its caller's choice.
+# by a slice assignment (copy element by element). A function that allocates says ``REFCOUNTED``. Every compiled
+# function of the core says which: one that allocated made its callers slower too (_droppable's move list cost every
+# mate search about 10%, a954991).
 NO_REFCOUNTS = {"cache": _CACHE, "nogil": True, "_nrt": False}
 REFCOUNTED = {"cache": _CACHE, "nogil": True, "_nrt": True}
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def colour_of(code):
     """0 for a black piece, 1 for a white one (the code must not be 0)."""
     return 1 if code >= WHITE_CODE else 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def finish(b):
     """Fill in the kings and the keys of a state whose pieces, hands, turn and ply are set."""
     b[KING] = b[KING + 1] = -1
@@ -161,7 +162,7 @@ def finish(b):
         put(b, sq, code)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def put(b, sq, code):
     """Put the piece ``code`` (0: none) on ``sq``, the bit boards kept: how the rules and the mate searches change a
     square for a moment, to judge a position as if a piece stood there or had left."""
@@ -196,7 +197,7 @@ def from_sfen(sfen: str) -> np.ndarray:
     return from_board(board_from_sfen(sfen))
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def attacked(b, sq, by):
     """Whether a piece of colour ``by`` attacks ``sq`` (pinned pieces attack; a king attacks)."""
     for d in range(KING_DIRECTIONS):
@@ -222,7 +223,7 @@ def attacked(b, sq, by):
     return False
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def in_check(b):
     """Whether the side to move's king is attacked (never, for a side with no king)."""
     us = b[TURN]
@@ -230,13 +231,13 @@ def in_check(b):
     return king >= 0 and attacked(b, king, 1 - us)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _last_ranks(colour, rank):
     """How many ranks from the far end ``rank`` is for ``colour``: 1 on the last rank, 2 on the one before..."""
     return rank + 1 if colour == BLACK else 9 - rank
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _add_board_move(out, n, b, us, frm, to, code):
     """Append the moves of the piece ``code`` from ``frm`` to ``to``: with and without promotion as the rules
     allow. Returns the new count."""
@@ -256,7 +257,7 @@ def _add_board_move(out, n, b, us, frm, to, code):
     return n + 1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _checks_and_pins(b, us, king, mask, pin):
     """The checkers of ``us``'s king: returns their count and fills ``mask`` with the squares a non-king move
     must end on to answer the check (the checker and, for a distant slider, the squares between), and ``pin``
@@ -298,7 +299,7 @@ def _checks_and_pins(b, us, king, mask, pin):
     return checkers
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def _board_moves(b, out):
     """The legal king and board-piece moves of the side to move, written to ``out``. Returns their count, the
     number of checkers of the side to move's king, and the check mask (see :func:`_checks_and_pins`)."""
@@ -347,7 +348,7 @@ def _board_moves(b, out):
     return n, checkers, mask
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _pawn_drop_mates(b, us, to, scratch):
     """Whether dropping a pawn of ``us`` on ``to`` (just in front of the opponent's king) would mate: the drop is
     then illegal (uchifuzume)."""
@@ -360,7 +361,7 @@ def _pawn_drop_mates(b, us, to, scratch):
     return n == 0
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def legal_moves(b, out):
     """The legal moves of the side to move as cshogi moves, written to ``out`` (MAX_MOVES long): returns their
     count. Board moves first (from the king, then by square), then drops."""
@@ -399,7 +400,7 @@ def legal_moves(b, out):
     return n
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def push(b, move):
     """Make ``move`` (a legal move of the side to move) on ``b``: the pieces, hands, turn, ply, kings and keys."""
     us = b[TURN]
@@ -434,7 +435,7 @@ def push(b, move):
     b[HAND_KEY] = hand_key
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**REFCOUNTED)
 def perft(b, depth):
     """The number of move sequences of ``depth`` plies from ``b`` (a depth of 0 counts the position itself). The
     last ply is counted, not made (bulk counting), as perft programs do; ``b`` is left as it was."""
@@ -468,7 +469,7 @@ def perft(b, depth):
     return total
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _write_row(b, h):
     """The parts of a history row the position itself gives: its keys, side to move and that side's hand."""
     h[H_BOARD_KEY] = b[BOARD_KEY]
@@ -478,7 +479,7 @@ def _write_row(b, h):
         h[H_HAND + i] = b[HAND + 7 * us + i]
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def remember_move(b, history, row, checking):
     """Write ``b`` into ``history[row]`` as the position after a move of ``history[row - 1]``'s, ``checking``
     telling whether that move gave check (a search that knows it saves asking the board)."""
@@ -492,7 +493,7 @@ def remember_move(b, history, row, checking):
     h[H_PLIES] = before[H_PLIES] + 1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def remember(b, history, row, first_plies):
     """Write ``b`` into ``history[row]``: as the position after the move of ``history[row - 1]``'s position, or,
     with ``row`` 0, as the first position known, ``first_plies`` plies after the game was set up, no checks
@@ -506,7 +507,7 @@ def remember(b, history, row, first_plies):
     h[H_PLIES] = first_plies
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def repetition(history, row, lookback):
     """cshogi's verdict (``Board.is_draw(lookback)``) on the position of ``history[row]``: the same position an
     even number of plies (4 or more, at most ``lookback``) back is a draw, or a loss for the side to move when its

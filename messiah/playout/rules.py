@@ -9,11 +9,11 @@ import numpy as np
 from numba import njit
 
 from messiah.playout.board import (
-    _CACHE,
     BISHOP,
     HAND,
     KING,
     NEXT,
+    NO_REFCOUNTS,
     PROMOTED,
     ROOK,
     TURN,
@@ -47,19 +47,19 @@ def rule_code(name: str) -> int:
     return ENTERING_KING_RULES.index(name)
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _camp(square, colour):
     rank = square % 9
     return rank <= 2 if colour == 0 else rank >= 6
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _points(code):
     t = code & 15
     return 5 if t == BISHOP or t == ROOK or t == BISHOP + PROMOTED or t == ROOK + PROMOTED else 1
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def _try_move(b, us):
     """The side to move's king move to its try square when legal, else NO_DECLARATION."""
     king, target = b[KING + us], _TRY[us]
@@ -78,7 +78,7 @@ def _try_move(b, us):
     return NO_DECLARATION
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def declaration(b, rule):
     """How the side to move wins at once under ``rule`` (a code of :data:`ENTERING_KING_RULES`): 0 for a
     declaration, the king's move under the try rule, NO_DECLARATION when it cannot (messiah.rules.GameRules'
@@ -115,7 +115,7 @@ def declaration(b, rule):
     return 0 if points >= need else NO_DECLARATION
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(**NO_REFCOUNTS)
 def tried(b, rule):
     """Whether the last move won by the try rule: the side that moved stands on its try square."""
     if rule != TRY:
