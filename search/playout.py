@@ -176,15 +176,17 @@ def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, 
 
 @njit(cache=True, nogil=True)
 def _leaf_mate(b, history, row, mate_ply, out):
-    """The leaf mate check (search.mcts' LeafMatePly): a mate for the side to move, in one ply or else within
-    ``mate_ply`` (odd), written to ``out``; its length, 0 for none. Not asked in check (an escape comes first) or
-    when the opponent has no king (a tsume problem's defender has nothing to mate)."""
-    if core.in_check(b) or b[core.KING + 1 - b[core.TURN]] < 0:
+    """The leaf mate check (search.mcts' ``_mate_line`` with LeafMatePly): a mate for the side to move, in one ply
+    or else within ``mate_ply`` (odd), written to ``out``; its length, 0 for none. In check, only the odd-ply search
+    (a check that answers the check and mates; the mate in one assumes no check). Not asked when the opponent has
+    no king (a tsume problem's defender has nothing to mate)."""
+    if b[core.KING + 1 - b[core.TURN]] < 0:
         return 0
-    move = core_mate.mate_in_one(b)
-    if move:
-        out[0] = move
-        return 1
+    if not core.in_check(b):
+        move = core_mate.mate_in_one(b)
+        if move:
+            out[0] = move
+            return 1
     return core_mate.mate_in_odd(b, history, row, mate_ply, out)
 
 

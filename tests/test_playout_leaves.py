@@ -19,7 +19,7 @@ from messiah.moves import legal_move_indices
 from messiah.playout import board as core
 from messiah.rules import GameRules
 from messiah.search.base import terminal_value
-from messiah.search.playout import RuleSet, _ended, position_key, root_arrays, score_state
+from messiah.search.playout import RuleSet, _ended, leaf_mate_line, position_key, root_arrays, score_state
 
 
 class Planes:
@@ -104,6 +104,28 @@ def test_declarations_and_mates_at_a_leaf_are_judged_as_terminal_value_judges_th
     assert (proofs > 100) == (rules.entering_king != "NoEnteringKing")
 
 
+def test_the_leaf_mate_check_is_the_python_searchs_in_check_and_out():
+    """The core's leaf mate check (``_leaf_mate``, through leaf_mate_line) against the Python search's own
+    (``_mate_line``) on capture-heavy, check-heavy random play: the same verdict on every position, in check (a
+    check that parries the check and mates) and out of it, and every line found a real mate."""
+    from test_playout_mate import line_problem, random_games
+
+    from messiah.search.mcts import Puct
+
+    search = Puct(Planes())
+    seen = {False: [0, 0], True: [0, 0]}  # in check: [positions, mates]
+    for board in random_games(seed=22, games=60, plies=200, captures=0.8, checks=0.6):
+        state, history, row = root_arrays(board)
+        mine, theirs = leaf_mate_line(state, history, row, search.leaf_mate_ply), search._mate_line(board)
+        assert bool(mine) == bool(theirs), (board.sfen(), theirs)
+        if mine:
+            assert line_problem(board, mine) is None, (board.sfen(), [cshogi.move_to_usi(m) for m in mine])
+        seen[board.is_check()][0] += 1
+        seen[board.is_check()][1] += bool(mine)
+    assert seen[True][0] >= 2_000 and seen[True][1] >= 3, seen
+    assert seen[False][1] >= 100, seen
+
+
 def test_the_position_key_tells_hands_and_sides_apart():
     """One key for the tree and the cache: the same board with another hand or another side to move is another
     position."""
@@ -118,8 +140,8 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
     """A tree's root, a batch of descents by gather, the network's answer (a stand-in of 0.5s) back through
     pad_rows and scatter_rows, then search.tree's expand_and_backup: each leaf is the position of its line, with
     cshogi's legal moves and the planes of today's path, its mate check cshogi's verdict (mate in one, else in five
-    plies; none to look for when the opponent has no king, as a tsume problem's attacker), and the root's visits
-    count every simulation."""
+    plies; in check, in five plies only; none to look for when the opponent has no king, as a tsume problem's
+    attacker), and the root's visits count every simulation."""
     from messiah.playout.board import MAX_MOVES
     from messiah.search.base import has_opponent_king, mate_in_one
     from messiah.search.playout import Leaves, gather, pad_rows, scatter_rows
@@ -151,8 +173,8 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
             lo, hi = offsets[k], offsets[k + 1]
             assert sorted(leaves.moves[lo:hi].tolist()) == sorted(child.legal_moves), child.sfen()
             assert leaves.planes[k].tobytes() == board_planes(child).tobytes()
-            theirs = bool(not child.is_check() and has_opponent_king(child)
-                          and (mate_in_one(child) or child.mate_move(5)))
+            theirs = bool(has_opponent_king(child) and (  # search.mcts' _mate_line (no mate in one in check)
+                (not child.is_check() and mate_in_one(child)) or child.mate_move(5)))
             assert bool(leaves.mate_len[k]) == theirs, child.sfen()
             checked += 1
         q32 = np.empty(offsets[n], np.float32)

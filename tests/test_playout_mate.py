@@ -41,9 +41,15 @@ def problems(paths: list[Path]) -> list[tuple[str, int, list[str]]]:
     return found
 
 
+def has_opponent_king(board: cshogi.Board) -> bool:
+    """Whether the opponent of the side to move has a king to mate (a tsume problem's attacker has none)."""
+    return board.king_square(cshogi.opponent(board.turn)) < 81
+
+
 def comparable(board: cshogi.Board) -> bool:
-    """Whether the leaf's caller would ask: the side to move not in check and the opponent with a king."""
-    return not board.is_check() and board.king_square(cshogi.opponent(board.turn)) < 81
+    """Whether the mate in one is asked: the side to move not in check (cshogi's detector assumes it) and the
+    opponent with a king."""
+    return not board.is_check() and has_opponent_king(board)
 
 
 def mated(board: cshogi.Board) -> bool:
@@ -75,11 +81,17 @@ class Tally:
         self.positions = 0
         self.compared = {1: 0, 3: 0, 5: 0, 7: 0}
         self.mates = {1: 0, 3: 0, 5: 0, 7: 0}
+        self.checked = 0  # positions in check (the odd-ply searches only), counted apart
+        self.checked_mates = {3: 0, 5: 0, 7: 0}
 
     def compare(self, board: cshogi.Board, deep: bool = False) -> None:
         """Compare the verdicts on ``board`` (its history is the repetition context) for mate in one, three and
-        five plies (and seven when ``deep``), and check every mate found."""
-        if not comparable(board):
+        five plies (and seven when ``deep``), and check every mate found. In check, the odd-ply searches only (a
+        check that answers the check and mates, as the leaf check asks there)."""
+        if not has_opponent_king(board):
+            return
+        if board.is_check():
+            self._compare_checked(board, deep)
             return
         state, history, row = core.history_of(board)
         before = state.copy()
@@ -90,6 +102,24 @@ class Tally:
         if move:
             assert line_problem(board, [move]) is None, (sfen, cshogi.move_to_usi(move))
         self._count(1, move)
+        for ply, n in self._odd_plies(board, state, history, row, deep, move):
+            self._count(ply, n)
+        assert np.array_equal(state, before), sfen  # the searches leave their position as it was
+        self.positions += 1
+
+    def _compare_checked(self, board: cshogi.Board, deep: bool) -> None:
+        state, history, row = core.history_of(board)
+        before = state.copy()
+        for ply, found in self._odd_plies(board, state, history, row, deep, 0):
+            self.checked_mates[ply] += bool(found)
+        assert np.array_equal(state, before), board.sfen()
+        self.checked += 1
+
+    def _odd_plies(self, board, state, history, row, deep, one) -> list[tuple[int, int]]:
+        """mate_in_odd at each ply against cshogi's ``mate_move``, every line found checked; ``one`` the mate in
+        one found (a quickest line is then that move). Returns (ply, line length) for each ply."""
+        sfen = board.sfen()
+        found = []
         line = np.zeros(LINE_ROOM, np.int64)
         for ply in (*PLIES, 7) if deep else PLIES:
             n = mate.mate_in_odd(state, history, row, ply, line)
@@ -99,10 +129,9 @@ class Tally:
                 moves = [int(m) for m in line[:n]]
                 assert n <= ply and n % 2 and line_problem(board, moves) is None, (
                     sfen, ply, line_problem(board, moves), [cshogi.move_to_usi(m) for m in moves])
-                assert n == 1 or not move, (sfen, ply)  # the quickest mate: a mate in one comes first
-            self._count(ply, n)
-        assert np.array_equal(state, before), sfen  # the searches leave their position as it was
-        self.positions += 1
+                assert n == 1 or not one, (sfen, ply)  # the quickest mate: a mate in one comes first
+            found.append((ply, n))
+        return found
 
     def _count(self, ply: int, found: int) -> None:
         self.compared[ply] += 1
@@ -171,8 +200,8 @@ def test_the_mate_problems_are_solved_and_the_verdicts_are_cshogis():
 def test_verdicts_equal_cshogis_on_ten_thousand_positions():
     """Random play (plain, and capture-heavy so that hands fill and kings come out), repeating play (the search's
     repetition verdicts), the teacher and game fixtures and the positions along the mate problems' solutions: mate
-    in one, three and five plies (seven on one in DEEP_EVERY) with cshogi's verdicts on each, positions in check
-    skipped as the search's caller skips them."""
+    in one, three and five plies (seven on one in DEEP_EVERY) with cshogi's verdicts on each (in check, the
+    odd-ply searches only)."""
     tally = Tally()
     sources = [
         random_games(seed=11, games=24, plies=220, captures=0.0),
@@ -193,6 +222,25 @@ def test_verdicts_equal_cshogis_on_ten_thousand_positions():
     # enough mates that a search which never found one, or always did, would fail
     assert tally.mates[1] >= 200 and tally.mates[3] >= 300 and tally.mates[5] >= 400 and tally.mates[7] >= 100
     assert tally.mates[5] <= tally.positions // 4
+
+
+def test_in_check_a_check_that_answers_the_check_and_mates_is_found_as_cshogi_finds_it():
+    """A leaf in check asks the odd-ply search for a move that parries the check with a check and mates (search.mcts'
+    ``_mate_line``, dlshogi asks there too): on the positions in check of capture-heavy, check-heavy random play,
+    mate in three and five (seven on one in DEEP_EVERY) with cshogi's verdicts, every mate found a real line."""
+    tally = Tally()
+    sources = chain(random_games(seed=21, games=60, plies=200, captures=0.5, checks=0.5),
+                    random_games(seed=22, games=60, plies=200, captures=0.8, checks=0.6),
+                    random_games(seed=23, games=60, plies=200, captures=0.3, checks=0.8))
+    i = 0
+    for board in sources:
+        if board.is_check():
+            tally.compare(board, deep=i % DEEP_EVERY == 0)
+            i += 1
+    assert tally.checked >= 5_000 and tally.positions == 0
+    # rare (a check back that mates), but a search that never found one, or always did, would fail
+    assert tally.checked_mates[3] >= 5 and tally.checked_mates[5] >= 15
+    assert tally.checked_mates[5] <= tally.checked // 4
 
 
 def test_mate_in_one_equals_cshogis_where_the_searches_ask_it():

@@ -20,7 +20,9 @@ answers them, so that moving the leaves into numba changes no verdict the search
   :func:`mate_in_one`. On success it also writes the line: the attacker's quickest mate in that search against the
   defender's longest defence.
 
-Both assume the side to move is not in check and the opponent has a king, as the search's caller ensures.
+Both assume the opponent has a king, as the search's caller ensures; :func:`mate_in_one` also assumes the side to
+move is not in check (cshogi's does), while :func:`mate_in_odd` in check looks for a check that answers the check and
+mates, as cshogi's does.
 
 The board is an array, so attacks are found along rays; to find the nearest piece along a ray quickly, the
 functions below take the occupied squares as a two-word bit board and count zero bits (LLVM's cttz and ctlz).
@@ -1784,7 +1786,7 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
     cur = root.copy()
     child = np.empty(STATE, np.int64)
     own = np.empty(MAX_MOVES, np.uint32)
-    kind, depth, checked = OR_NODE, ply, 0
+    kind, depth, checked = OR_NODE, ply, 1 if in_check(root) else 0
     budget, move = _quickest(states, moves, frames, history, scratch, spare, cur, kind, depth, ply, checked, row)
     if move == 0:
         move = first
@@ -1848,10 +1850,11 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
 
 @njit(**REFCOUNTED)
 def mate_in_odd(b, history, row, ply, line):
-    """cshogi's ``Board.mate_move(ply)`` verdict on ``b`` (``ply`` odd, 3 or more; the side to move not in
-    check): whether the side to move mates within ``ply`` plies, checking at every move, by cshogi's search (see the
-    module's docstring). ``history`` is board.history_of's array with ``row`` the row of ``b``'s position; the
-    search writes rows ``row + 1`` on (room for ``ply`` of them is needed). On a mate, writes its line to ``line``
+    """cshogi's ``Board.mate_move(ply)`` verdict on ``b`` (``ply`` odd, 3 or more): whether the side to move mates
+    within ``ply`` plies, checking at every move, by cshogi's search (see the module's docstring). In check, its
+    first move must also answer the check (as at an attacker's node after a defender's check back). ``history``
+    is board.history_of's array with ``row`` the row of ``b``'s position; the search writes rows ``row + 1`` on
+    (room for ``ply`` of them is needed). On a mate, writes its line to ``line``
     (``ply`` long at least: the attacker's moves and the defender's replies, the attacker's quickest mate against
     the longest defence, ending in mate) and returns its length; else returns 0. (A line that wins by a repetition
     rule instead, cshogi's verdict too, ends at the move that brings the repetition about.)"""
@@ -1864,7 +1867,7 @@ def mate_in_odd(b, history, row, ply, line):
     scratch = np.empty(SCRATCH, np.int64)
     spare = np.empty(STATE, np.int64)
     states[0, :] = b
-    _set_frame(frames, 0, OR_NODE, ply, ply, 0, row)
+    _set_frame(frames, 0, OR_NODE, ply, ply, 1 if in_check(b) else 0, row)
     if not _search(states, moves, frames, history, scratch, spare):
         return 0
     first = moves[0, frames[0, F_NEXT] - 1]  # the check that proved it
