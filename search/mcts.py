@@ -46,6 +46,7 @@ from messiah.search.base import (
     terminal_value,
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
+from messiah.search.playout import CoreLeaves, RuleSet
 from messiah.search.timeman import Clock
 from messiah.search.tree import (
     DROPPED,
@@ -90,6 +91,10 @@ LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PL
 PRIOR_VISITS = 1.0
 # At zero an unvisited edge would have no mean; below a tenth the score is all but gone after one visit.
 PRIOR_VISITS_OPTION = SearchOption("PriorVisits", "prior_visits", PRIOR_VISITS, 10, 10000, scale=100)
+# Whether a batch's leaves are taken down in one compiled call on the playout core's board (search.playout, issue 70)
+# rather than on cshogi's board from Python. Off until a match decides (the core orders moves differently, so its
+# searches are other searches, not the same ones faster); LeafMateNodes > 0 (df-pn at leaves) keeps the Python path.
+PLAYOUT_CORE_OPTION = SearchOption("PlayoutCore", "playout_core", 0, 0, 1)
 # The Dirichlet's total concentration over the root's moves when self-play mixes noise into PUCT's root prior: alpha =
 # this / legal moves, as KataGo's 10.83 / moves (AlphaZero's shogi alpha 0.15 over its games' 70 to 90 moves: 10 to 14).
 ROOT_NOISE_CONCENTRATION = 10.0
@@ -138,12 +143,14 @@ class BanditSearch(Searcher):
     """The shared tree (:class:`search.tree.Tree`); subclasses give the selection rule."""
 
     rule = UCB1
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION)
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION,
+               PLAYOUT_CORE_OPTION)
     root_parallel = True  # Threads: helper processes (search.parallel), each on one onnxruntime thread
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
                  mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0,
-                 leaf_mate_ply: int = LEAF_MATE_PLY, settings: SearchSettings = DEFAULT_SETTINGS):
+                 leaf_mate_ply: int = LEAF_MATE_PLY, playout_core: bool = False,
+                 settings: SearchSettings = DEFAULT_SETTINGS):
         super().__init__(evaluator, mate_nodes, settings)
         self.c = c
         self.prior_visits = prior_visits
@@ -162,6 +169,11 @@ class BanditSearch(Searcher):
         self._paths = np.zeros((batch_size, MAX_DEPTH), np.int64)  # the batch's descents, edge by edge
         self._moves = np.zeros(MAX_DEPTH, np.int64)  # the moves of the descent being taken down
         self._batch = _Batch.empty(batch_size)
+        # the playout core (PlayoutCore): its batch buffers, its cache of the network's answers, the root's state
+        self.core: CoreLeaves | None = None
+        if playout_core and self.leaf_dfpn is None:
+            self.core = CoreLeaves(batch_size, self.cache.max_bytes)
+        self.core_rules = RuleSet.of(self.rules)
 
     @property
     def positions_a_pass(self) -> int:
@@ -172,6 +184,8 @@ class BanditSearch(Searcher):
         super().new_game()
         self.root = None
         self.tree.clear()
+        if self.core is not None:
+            self.core.clear()
         if self.helpers is not None:
             self.helpers.send(("new_game",))
 
@@ -179,6 +193,8 @@ class BanditSearch(Searcher):
         """The evaluation cache gets half of ``megabytes``, the tree the other half."""
         super().set_hash(megabytes)
         self.tree.resize(megabytes * 2**20 // 2)
+        if self.core is not None:  # the core's leaves have their own cache in the cache's share
+            self.core.resize(megabytes * 2**20 // 2)
 
     def hashfull(self) -> int:
         """Permille of the tree's share of USI_Hash in use: at 1000 the tree stops expanding."""
@@ -216,13 +232,18 @@ class BanditSearch(Searcher):
     def _new_node(self, board: cshogi.Board, scores: MoveScores) -> int:
         """The node of ``board`` from its move scores; room for it must have been made."""
         line = self._mate_line(board) if len(scores.moves) else []
-        return self.tree.add(board.zobrist_hash(), scores.moves, scores.q, line)
+        return self.tree.add(self._key(board), scores.moves, scores.q, line)
+
+    def _key(self, board: cshogi.Board) -> int:
+        """The tree's key of ``board``: the playout core's position key where the core takes the leaves down
+        (their nodes are keyed so), else cshogi's Zobrist hash."""
+        return self.core.key(board) if self.core is not None else board.zobrist_hash()
 
     def reusable(self, board: cshogi.Board) -> NodeView | None:
         """The previous tree's node for this position, up to REUSE_PLIES plies below the old root, or None."""
         if self.root is None:
             return None
-        node = self.tree.find(self.root.index, board.zobrist_hash(), REUSE_PLIES)
+        node = self.tree.find(self.root.index, self._key(board), REUSE_PLIES)
         return self.tree.view(node) if node >= 0 else None
 
     def _root(self, board: cshogi.Board) -> NodeView:
@@ -233,13 +254,23 @@ class BanditSearch(Searcher):
             tree.keep_subtree(reused.index)
         else:
             tree.clear()
-            scores = self.cache.get(board)
+            scores = self._root_scores(board)
             tree.room(1, len(scores.moves))  # the first node always fits: the arrays start larger than any
             self._new_node(board, scores)
         return tree.view(0)
 
+    def _root_scores(self, board: cshogi.Board) -> MoveScores:
+        """The root's move scores: from the evaluation cache, where the leaves' answers are kept."""
+        if self.core is None:
+            return self.cache.get(board)
+        scores, evaluated = self.core.root_scores(self.cache.evaluator)
+        self.cache.evaluations += evaluated
+        return scores
+
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
+        if self.core is not None:
+            self.core.set_root(board)
         root = self.root = self._root(board)
         root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says,
         self.tree.prove(0)  # unless its kept subtree proves it: then the proof is the answer
@@ -325,8 +356,15 @@ class BanditSearch(Searcher):
         game history, 20 us at ply 120. A simulation that selects a leaf another one of the batch already waits
         for is dropped (python-dlshogi2's QUEUING and DISCARDED): scoring and backing up that leaf twice would
         count one evaluation as two visits. A full tree (USI_Hash) expands nothing: a new leaf is then valued by
-        its move's Q. Returns the deepest ply and the simulations backed up."""
+        its move's Q. Returns the deepest ply and the simulations backed up. With the playout core all of this but
+        the forward pass is one compiled call (:meth:`search.playout.CoreLeaves.simulate`)."""
         tree, paths, line, batch = self.tree, self._paths, self._moves, self._batch
+        if self.core is not None:
+            deepest, pending, scored = self.core.simulate(tree, self.rule, self.c, self.prior_visits, count, paths,
+                                                          line, self.core_rules, self.leaf_mate_ply,
+                                                          self.cache.evaluator)
+            self.cache.evaluations += scored
+            return deepest, pending
         room = tree.room(count, count * MAX_MOVES)
         batch.values.fill(np.nan)
         batch.leaf.fill(-1)
@@ -396,14 +434,14 @@ class BanditSearch(Searcher):
 
     def move_values(self, board: cshogi.Board) -> np.ndarray | None:
         """The root's moves' values (:meth:`NodeView.move_values`) when the last search's root is ``board``."""
-        if self.root is None or self.root.key != board.zobrist_hash():
+        if self.root is None or self.root.key != self._key(board):
             return None
         return self.root.move_values()
 
     def visited(self, board: cshogi.Board, min_visits: int, skip: int) -> list[Visited]:
         """The nodes below the last search's root ``board``, outside ``skip``'s subtree, that it visited at least
         ``min_visits`` times (unproven, with moves), most visited first."""
-        if self.root is None or self.root.key != board.zobrist_hash():
+        if self.root is None or self.root.key != self._key(board):
             return []
         found: list[Visited] = []
         stack = [([move], child) for move, child in self.root.children.items() if move != skip]
@@ -454,9 +492,10 @@ class Ucb1(BanditSearch):
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = PRIOR_VISITS,
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES,
-                 leaf_mate_ply: int = LEAF_MATE_PLY, settings: SearchSettings = DEFAULT_SETTINGS):
+                 leaf_mate_ply: int = LEAF_MATE_PLY, playout_core: bool = False,
+                 settings: SearchSettings = DEFAULT_SETTINGS):
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes,
-                         leaf_mate_ply=leaf_mate_ply, settings=settings)
+                         leaf_mate_ply=leaf_mate_ply, playout_core=playout_core, settings=settings)
 
 
 class Puct(BanditSearch):
@@ -470,7 +509,7 @@ class Puct(BanditSearch):
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
                  prior_visits: float = PRIOR_VISITS, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
                  leaf_mate_nodes: int = LEAF_MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY,
-                 settings: SearchSettings = DEFAULT_SETTINGS):
+                 playout_core: bool = False, settings: SearchSettings = DEFAULT_SETTINGS):
         self.temperature = temperature
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes, temperature,
-                         leaf_mate_ply, settings)
+                         leaf_mate_ply, playout_core, settings)

@@ -5,10 +5,10 @@ legal moves, its feature planes and move indices straight into the batch's input
 check. Python then runs the network once and :func:`search.tree.expand_and_backup` expands and backs up.
 
 Today's Python per leaf (push the line on cshogi's board, the legal moves, the pieces, the mate check, pop) cost
-8-17 us a leaf before the loop's own Python (issue 70); here a leaf costs its compiled work only. Not yet the bandit
-searches' path: measured on the 2-core machine, a leaf costs about 26 us here, 22 of them the five-ply mate check
-(cshogi's takes 7), which left the search slower than today's (docs/benchmarks.md, "The playout core"); the
-searches switch to it once its mate check is fast enough. tests/test_playout_leaves.py runs whole batches through it.
+8-17 us a leaf before the loop's own Python (issue 70); here a leaf costs its compiled work only, and the network's
+answers are kept in a compiled cache (:class:`LeafCache`) rather than as Python objects. The bandit searches take
+this path with USI ``PlayoutCore 1`` (:class:`CoreLeaves`); tests/test_playout_leaves.py runs whole batches through
+it and holds its searches to the Python path's.
 """
 
 from __future__ import annotations
@@ -25,6 +25,7 @@ from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
 from messiah.playout import board as core
 from messiah.playout import mate as core_mate
 from messiah.playout import rules as core_rules
+from messiah.rules import MAX_LEGAL_MOVES
 from messiah.search.base import HANDS_REPETITION_PLY, MATE, MATE_STEP
 from messiah.search.tree import CHILD, DROPPED, IN_FLIGHT, MAX_DEPTH, TERMINAL, Q, _add_terminal, select_leaf
 
@@ -47,29 +48,36 @@ class RuleSet(NamedTuple):
 
 class Leaves(NamedTuple):
     """A batch's buffers, made once for ``size`` simulations: per simulation its depth, its leaf's value (NaN:
-    from the forward pass) and its leaf's row (-1: none); per leaf its planes, key, turn, the start of its moves
-    among the batch's (with their indices), and its mate line."""
+    from the forward pass) and its leaf's row (-1: none). A row is a new node to make: its key, turn, the start of
+    its moves among the batch's (with their indices and Q). The rows the network scores (the others' Q came from
+    the cache) are listed in ``rows``, their planes in that order; a leaf proven by the mate check has its node and
+    mate line in ``mate_nodes`` and ``mate_lines``."""
 
     depths: np.ndarray
     values: np.ndarray
     leaf: np.ndarray
-    planes: np.ndarray
     keys: np.ndarray
     turns: np.ndarray
     offsets: np.ndarray
     moves: np.ndarray
     indices: np.ndarray
+    q: np.ndarray
+    rows: np.ndarray
+    planes: np.ndarray
+    mate_nodes: np.ndarray
     mate_len: np.ndarray
     mate_lines: np.ndarray
     state: np.ndarray
 
     @staticmethod
     def empty(size: int) -> Leaves:
+        moves = size * core.MAX_MOVES
         return Leaves(np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64),
-                      np.zeros((size, *SHAPE), np.float32), np.zeros(size, np.int64), np.zeros(size, np.int64),
-                      np.zeros(size + 1, np.int64), np.zeros(size * core.MAX_MOVES, np.uint32),
-                      np.zeros(size * core.MAX_MOVES, np.int64), np.zeros(size, np.int64),
-                      np.zeros((size, MAX_MATE_LINE), np.uint32), np.zeros(core.STATE, np.int64))
+                      np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size + 1, np.int64),
+                      np.zeros(moves, np.uint32), np.zeros(moves, np.int64), np.zeros(moves, np.float32),
+                      np.zeros(size, np.int64), np.zeros((size, *SHAPE), np.float32), np.zeros(size, np.int64),
+                      np.zeros(size, np.int64), np.zeros((size, MAX_MATE_LINE), np.uint32),
+                      np.zeros(core.STATE, np.int64))
 
 
 @njit(cache=True, nogil=True)
@@ -121,15 +129,96 @@ def _ended(b, history, row, ply, rules, moves):
     return np.nan, False, count
 
 
+# --- the leaves' evaluation cache: the network's answers by position key, in compiled code
+CACHE_WAYS = 4  # slots a key may sit in; a new answer replaces the oldest of them
+CACHE_MOVES_A_SLOT = 64  # pool values a slot is sized for: about a middlegame's legal moves
+S_KEY, S_START, S_COUNT = range(3)
+
+
+class LeafCache(NamedTuple):
+    """The network's Q of each scored leaf's moves (the core's move order, which every node of a position shares),
+    by position key: a table of ``slots`` (key, where its values start, their count; count -1: empty) and a
+    ``pool`` written as a ring. ``head[0]`` is where the next answer goes, counted from the first (never wrapped),
+    so an answer is whole while the ring has not come round over it: start + len(pool) >= head. A full cache loses
+    its oldest answers first, as the Python path's least-recently-used one does, but by age, not by use."""
+
+    slots: np.ndarray
+    pool: np.ndarray
+    head: np.ndarray
+
+    @staticmethod
+    def of_bytes(max_bytes: int) -> LeafCache:
+        """A cache in about ``max_bytes`` (at least room for one position's moves)."""
+        # float32s, each with its share of a slot's 24 bytes
+        pool = max(2 * core.MAX_MOVES, int(max_bytes / (4 + 24 / CACHE_MOVES_A_SLOT)))
+        slots = 1 << max(4, int(pool // CACHE_MOVES_A_SLOT).bit_length() - 1)
+        table = np.zeros((slots, 3), np.int64)
+        table[:, S_COUNT] = -1
+        return LeafCache(table, np.zeros(pool, np.float32), np.zeros(1, np.int64))
+
+    @property
+    def bytes(self) -> int:
+        return self.slots.nbytes + self.pool.nbytes
+
+    def clear(self) -> None:
+        self.slots[:, S_COUNT] = -1
+        self.head[0] = 0
+
+
+@njit(cache=True, nogil=True)
+def _cache_slot(slots, key):
+    """The first of ``key``'s CACHE_WAYS slots."""
+    return (key ^ (key >> 29)) & (len(slots) - 1)
+
+
+@njit(cache=True, nogil=True)
+def cache_find(slots, pool, head, key, count):
+    """Where the cached answer of ``key`` with ``count`` moves starts in ``pool``, or -1."""
+    first = _cache_slot(slots, key)
+    for w in range(CACHE_WAYS):
+        s = (first + w) & (len(slots) - 1)
+        if slots[s, S_KEY] == key and slots[s, S_COUNT] == count and slots[s, S_START] + len(pool) >= head[0]:
+            return slots[s, S_START] % len(pool)
+    return -1
+
+
+@njit(cache=True, nogil=True)
+def cache_store(slots, pool, head, keys, q, offsets, rows):
+    """Keep the answers of the leaves ``rows`` (row k's key ``keys[k]``, its Q at q[offsets[k]:offsets[k + 1]])."""
+    size = len(pool)
+    for k in rows:
+        lo, hi = offsets[k], offsets[k + 1]
+        count = hi - lo
+        start = head[0]
+        if start % size + count > size:  # an answer is never split over the ring's end
+            start += size - start % size
+        first = _cache_slot(slots, keys[k])
+        best = first
+        for w in range(CACHE_WAYS):
+            s = (first + w) & (len(slots) - 1)
+            if slots[s, S_KEY] == keys[k] or slots[s, S_COUNT] < 0:
+                best = s
+                break
+            if slots[s, S_START] < slots[best, S_START]:
+                best = s
+        at = start % size
+        for i in range(count):
+            pool[at + i] = q[lo + i]
+        slots[best, S_KEY], slots[best, S_START], slots[best, S_COUNT] = keys[k], start, count
+        head[0] = start + count
+
+
 @njit(cache=True, nogil=True)
 def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, count, paths, line, root_state,
-           history, root_row, rules, mate_ply, room, depths, values, leaf, planes, keys, turns, offsets, moves,
-           indices, mate_len, mate_lines, state):
-    """Run ``count`` descents from the root (node 0) and take their leaves down (see the module's docstring).
-    Returns (the deepest ply, the simulations kept, the leaves to score). A simulation that ends on a proven node
-    or a finished game gets its value now; one whose leaf waits for the network gets its row in ``leaf``. With
-    no ``room`` (a full tree) a new leaf is valued by its move's Q and nothing is made."""
-    deepest = pending = n = 0
+           history, root_row, rules, mate_ply, room, cache_slots, cache_pool, cache_head, depths, values, leaf, keys,
+           turns, offsets, moves, indices, q, rows, planes, mate_nodes, mate_len, mate_lines, state):
+    """Run ``count`` descents from the root (node 0) and take their leaves down (see the module's docstring), in
+    the order of the Python path (search.mcts' ``_simulate_batch``): the line's end, then the mate check, then the
+    cache, then the network. Returns (the deepest ply, the simulations kept, the rows to make, the rows the
+    network scores, the mates found). A simulation that ends on a proven node, a finished game or a mate gets its
+    value now (a proof gets its node); one whose leaf waits for a node gets its row in ``leaf``. With no ``room``
+    (a full tree) nothing is made: a new leaf is valued by its cached answer, else by its move's Q."""
+    deepest = pending = n = scored = mates = 0
     offsets[0] = 0
     for _ in range(count):
         depth, end = select_leaf(node_f, node_i, edge_f, edge_i, 0, rule, c, prior_visits, paths[pending], line)
@@ -144,34 +233,63 @@ def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, 
             pending += 1
             continue
         edge = paths[pending, depth - 1]
-        state[:] = root_state
+        for i in range(core.STATE):
+            state[i] = root_state[i]
         for k in range(depth):
             core.push(state, line[k])
             core.remember(state, history, root_row + 1 + k, 0)
         lo = offsets[n]
         value, proven, legal = _ended(state, history, root_row + depth, depth, rules, moves[lo:])
+        key = position_key(state)
         if proven:  # mated, a declaration or a try: a proof
             value = min(1.0, max(0.0, value))
             values[pending] = value
             if room:
-                edge_i[edge, CHILD] = _add_terminal(node_f, node_i, used, position_key(state), value, 0)
-        elif not np.isnan(value):  # a repetition or the draw ply: its value, but no proof (the line may go on)
+                edge_i[edge, CHILD] = _add_terminal(node_f, node_i, used, key, value, 0)
+            pending += 1
+            continue
+        if not np.isnan(value):  # a repetition or the draw ply: its value, but no proof (the line may go on)
             values[pending] = value
-        elif not room:
-            values[pending] = 1.0 - edge_s[edge, Q]
+            pending += 1
+            continue
+        plies = _leaf_mate(state, history, root_row + depth, mate_ply, mate_lines[mates])
+        if plies:  # proven: no forward pass
+            values[pending] = 1.0
+            mate_len[mates] = plies
+            mate_nodes[mates] = _add_terminal(node_f, node_i, used, key, 1.0, plies) if room else -1
+            if room:
+                edge_i[edge, CHILD] = mate_nodes[mates]
+            mates += 1
+            pending += 1
+            continue
+        at = cache_find(cache_slots, cache_pool, cache_head, key, legal)
+        if not room:
+            if at >= 0:  # the cached answer's value: its best move's Q
+                best = 0.0
+                for i in range(legal):
+                    best = max(best, cache_pool[at + i])
+                values[pending] = best
+            else:
+                values[pending] = 1.0 - edge_s[edge, Q]
+            pending += 1
+            continue
+        edge_i[edge, CHILD] = IN_FLIGHT
+        leaf[pending] = n
+        turn = state[core.TURN]
+        keys[n], turns[n] = key, turn
+        offsets[n + 1] = lo + legal
+        if at >= 0:
+            for i in range(legal):
+                q[lo + i] = cache_pool[at + i]
         else:
-            edge_i[edge, CHILD] = IN_FLIGHT
-            leaf[pending] = n
-            turn = state[core.TURN]
-            keys[n], turns[n] = position_key(state), turn
-            offsets[n + 1] = lo + legal
             indices[lo : lo + legal] = _indices(moves[lo : lo + legal], turn, _FROM_TABLES, _TO_TABLES)
-            planes[n] = 0.0
-            _write(state[:81], state[core.HAND : core.HAND + 14].reshape((2, 7)), turn, planes[n])
-            mate_len[n] = _leaf_mate(state, history, root_row + depth, mate_ply, mate_lines[n])
-            n += 1
+            planes[scored] = 0.0
+            _write(state[:81], state[core.HAND : core.HAND + 14].reshape((2, 7)), turn, planes[scored])
+            rows[scored] = n
+            scored += 1
+        n += 1
         pending += 1
-    return deepest, pending, n
+    return deepest, pending, n, scored, mates
 
 
 @njit(cache=True, nogil=True)
@@ -237,3 +355,79 @@ def scatter_rows(q, offsets, rows, out):
         lo, hi = offsets[rows[j]], offsets[rows[j] + 1]
         out[lo:hi] = q[j, : hi - lo]
 
+
+
+UNSIGNED = (1 << 64) - 1  # the tree takes and gives keys as unsigned 64-bit integers
+
+
+class CoreLeaves:
+    """A bandit search's leaf side on the playout core (USI PlayoutCore): the batch's buffers, the cache of the
+    network's answers by position key, and the root's state and history, set once a search (:meth:`set_root`).
+    The tree's nodes are then keyed by :func:`position_key`, the root's too (:meth:`key`)."""
+
+    def __init__(self, batch_size: int, cache_bytes: int):
+        self.leaves = Leaves.empty(batch_size)
+        self.cache = LeafCache.of_bytes(cache_bytes)
+        self.root: tuple[np.ndarray, np.ndarray, int] | None = None
+
+    @staticmethod
+    def key(board: cshogi.Board) -> int:
+        """The tree's key of ``board``'s position."""
+        return int(position_key(core.from_board(board))) & UNSIGNED
+
+    def set_root(self, board: cshogi.Board) -> None:
+        self.root = root_arrays(board)
+
+    def resize(self, max_bytes: int) -> None:
+        self.cache = LeafCache.of_bytes(max_bytes)
+
+    def root_scores(self, evaluator: Evaluator) -> tuple[MoveScores, bool]:
+        """The root's move scores from the cache the leaves share (a position that was a leaf of an earlier search
+        costs no pass), else from the network; and whether the network was asked."""
+        state = self.root[0]
+        moves = core.moves_of(state)
+        key = position_key(state)
+        at = cache_find(self.cache.slots, self.cache.pool, self.cache.head, key, len(moves))
+        if at < 0 or not len(moves):
+            scores = score_state(evaluator, state)
+            offsets = np.array([0, len(moves)], np.int64)
+            cache_store(self.cache.slots, self.cache.pool, self.cache.head, np.array([key]), scores.q, offsets,
+                        np.zeros(1, np.int64))
+            return scores, True
+        indices = _indices(moves, int(state[core.TURN]), _FROM_TABLES, _TO_TABLES)
+        return MoveScores(moves, indices, self.cache.pool[at : at + len(moves)].copy()), False
+
+    def clear(self) -> None:
+        self.cache.clear()
+
+    def simulate(self, tree, rule: int, c: float, prior_visits: float, count: int, paths: np.ndarray,
+                 line: np.ndarray, rules: RuleSet, mate_ply: int, evaluator: Evaluator) -> tuple[int, int, int]:
+        """One batch of ``count`` simulations from the root of ``tree`` (a :class:`search.tree.Tree` whose root is
+        :meth:`set_root`'s position): :func:`gather`, one forward pass for the leaves the cache lacks, then
+        :func:`search.tree.expand_and_backup`. Returns the deepest ply, the simulations backed up and the positions
+        the network scored."""
+        state, history, row = self.root
+        b, cache = self.leaves, self.cache
+        room = tree.room(count, count * MAX_LEGAL_MOVES)
+        deepest, pending, n, scored, mates = gather(
+            tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, rule, c, prior_visits, count,
+            paths, line, state, history, row, tuple(rules), mate_ply, room, cache.slots, cache.pool, cache.head,
+            b.depths, b.values, b.leaf, b.keys, b.turns, b.offsets, b.moves, b.indices, b.q, b.rows, b.planes,
+            b.mate_nodes, b.mate_len, b.mate_lines, b.state)
+        for k in range(mates):
+            if b.mate_nodes[k] >= 0:
+                tree.mates[int(b.mate_nodes[k])] = [int(m) for m in b.mate_lines[k, : b.mate_len[k]]]
+        offsets = b.offsets[: n + 1]
+        if scored:
+            rows = b.rows[:scored]
+            answer = evaluator.run(b.planes[:scored], pad_rows(b.indices, offsets, rows))
+            scatter_rows(answer, offsets, rows, b.q)
+            cache_store(cache.slots, cache.pool, cache.head, b.keys, b.q, offsets, rows)
+        end = offsets[n]
+        q, p, hits = tree.prepare(b.moves[:end], b.q[:end], offsets, [[]] * n)  # a mate never joins a batch
+        tree.expand_and_backup(paths[:pending], b.depths[:pending], b.values[:pending], b.leaf[:pending], b.keys,
+                               offsets, b.moves[:end], q, p, hits, NO_MATES[:n])
+        return deepest, pending, scored
+
+
+NO_MATES = np.zeros(1024, np.int64)  # the rows' mate lengths: none (BatchSize is at most 1024)

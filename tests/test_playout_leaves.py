@@ -139,54 +139,145 @@ def test_the_position_key_tells_hands_and_sides_apart():
 def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes_them_down():
     """A tree's root, a batch of descents by gather, the network's answer (a stand-in of 0.5s) back through
     pad_rows and scatter_rows, then search.tree's expand_and_backup: each leaf is the position of its line, with
-    cshogi's legal moves and the planes of today's path, its mate check cshogi's verdict (mate in one, else in five
-    plies; in check, in five plies only; none to look for when the opponent has no king, as a tsume problem's
-    attacker), and the root's visits count every simulation."""
-    from messiah.playout.board import MAX_MOVES
+    cshogi's legal moves and the planes of today's path; a leaf where cshogi's check finds a mate (mate in one, else
+    in five plies; in check, in five plies only; none to look for when the opponent has no king, as a tsume
+    problem's attacker) is proven at once, with no row for the network; and the root's visits count every
+    simulation."""
     from messiah.search.base import has_opponent_king, mate_in_one
-    from messiah.search.playout import Leaves, gather, pad_rows, scatter_rows
+    from messiah.search.playout import LeafCache, Leaves, gather, pad_rows, scatter_rows
     from messiah.search.tree import PUCT, Tree, expand_and_backup
 
-    checked = 0
+    checked = mated = 0
     for sfen in ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
                  "ln1g1g1nl/1ks2r3/1pppp1bpp/p4pp2/7P1/P1P1P1P2/1PBPSPP1P/2KS2R2/LN1G1G1NL b Ss 1",
-                 "9/8k/9/7RG/9/9/9/9/9 b r2b3g4s4n4l18p 1"):  # a mate in three: a leaf meets mates
+                 "9/8k/9/7RG/9/9/9/9/9 b r2b3g4s4n4l18p 1",  # a mate in three for the root
+                 "8k/9/7GG/9/9/9/9/9/K8 w r2b2g4s4n4l18p 1"):  # white to move into mates: leaves proven
         board = cshogi.Board(sfen)
         state, history, row = root_arrays(board)
         root = score_state(Planes(), state)
         tree = Tree(2**24, prior_visits=1.0, temperature=0.02)
         tree.add(int(position_key(state)) & (2**64 - 1), root.moves, np.full(len(root.moves), 0.5, np.float32), [])
         count = 8
-        leaves = Leaves.empty(count)
+        leaves, cache = Leaves.empty(count), LeafCache.of_bytes(2**16)
         paths, line = np.zeros((count, 1024), np.int64), np.zeros(1024, np.int64)
-        _, pending, n = gather(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, PUCT, 0.5,
-                               1.0, count, paths, line, state, history, row, tuple(RuleSet.of(GameRules())), 5, True,
-                               *leaves)
-        assert pending == count and n <= count
+        _, pending, n, scored, mates = gather(
+            tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, PUCT, 0.5, 1.0, count, paths,
+            line, state, history, row, tuple(RuleSet.of(GameRules())), 5, True, *cache, *leaves)
+        assert pending == count and scored == n <= count  # an empty cache: the network scores every row
         offsets = leaves.offsets[: n + 1]
+        found = 0
         for j in range(pending):
             k = leaves.leaf[j]
-            if k < 0:
-                continue
             child = board.copy()
             child.push(int(tree.edge_i[paths[j, 0], 0]))
-            lo, hi = offsets[k], offsets[k + 1]
-            assert sorted(leaves.moves[lo:hi].tolist()) == sorted(child.legal_moves), child.sfen()
-            assert leaves.planes[k].tobytes() == board_planes(child).tobytes()
             theirs = bool(has_opponent_king(child) and (  # search.mcts' _mate_line (no mate in one in check)
                 (not child.is_check() and mate_in_one(child)) or child.mate_move(5)))
-            assert bool(leaves.mate_len[k]) == theirs, child.sfen()
+            if k < 0:  # proven at once: by the mate check here (the root's children are no finished games)
+                assert theirs and leaves.values[j] == 1.0, child.sfen()
+                found += 1
+                continue
+            assert not theirs, child.sfen()
+            lo, hi = offsets[k], offsets[k + 1]
+            assert sorted(leaves.moves[lo:hi].tolist()) == sorted(child.legal_moves), child.sfen()
+            assert leaves.planes[int(np.flatnonzero(leaves.rows[:scored] == k)[0])].tobytes() == \
+                board_planes(child).tobytes()
             checked += 1
-        q32 = np.empty(offsets[n], np.float32)
-        rows = np.arange(n)
-        answer = np.full((n, MAX_MOVES), 0.5, np.float32)
-        scatter_rows(answer[:, : pad_rows(leaves.indices, offsets, rows).shape[1]], offsets, rows, q32)
-        mates = [[int(m) for m in leaves.mate_lines[k, : leaves.mate_len[k]]] for k in range(n)]
-        q, p, hits = tree.prepare(leaves.moves[: offsets[n]], q32, offsets, mates)
+        assert found == mates and (leaves.mate_nodes[:mates] >= 0).all() and (leaves.mate_len[:mates] > 0).all()
+        mated += mates
+        rows = leaves.rows[:scored]
+        answer = np.full((scored, pad_rows(leaves.indices, offsets, rows).shape[1]), 0.5, np.float32)
+        scatter_rows(answer, offsets, rows, leaves.q)
+        q, p, hits = tree.prepare(leaves.moves[: offsets[n]], leaves.q[: offsets[n]], offsets, [[]] * n)
         made = np.full(n, -1, np.int64)
         expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, 0,
                           paths[:pending], leaves.depths[:pending], leaves.values[:pending], leaves.leaf[:pending],
-                          leaves.keys, offsets, leaves.moves[: offsets[n]], q, p, hits, leaves.mate_len, 1.0, True,
-                          made)
+                          leaves.keys, offsets, leaves.moves[: offsets[n]], q, p, hits, np.zeros(n, np.int64), 1.0,
+                          True, made)
         assert tree.view(0).visits == pending and (made >= 0).all()
-    assert checked >= 16
+    assert checked >= 14 and mated >= 1
+
+
+def test_the_leaf_cache_finds_what_it_kept_until_the_ring_comes_round():
+    """The core's evaluation cache: an answer is found by its key and move count, not by another count (a key's
+    collision), nor once the ring has been written over it; a full set of ways loses its oldest answer."""
+    from messiah.search.playout import CACHE_WAYS, LeafCache, cache_find, cache_store
+
+    cache = LeafCache.of_bytes(2**14)  # a pool of a few thousand values
+    size = len(cache.pool)
+
+    def store(key: int, values: np.ndarray) -> None:
+        cache_store(*cache, np.array([key]), values.astype(np.float32), np.array([0, len(values)]),
+                    np.zeros(1, np.int64))
+
+    def found(key: int, count: int) -> np.ndarray | None:
+        at = cache_find(*cache, np.int64(key), count)
+        return None if at < 0 else cache.pool[at : at + count].copy()
+
+    store(12345, np.linspace(0, 1, 80))
+    assert np.array_equal(found(12345, 80), np.linspace(0, 1, 80).astype(np.float32))
+    assert found(12345, 79) is None and found(54321, 80) is None
+    store(-7, np.full(30, 0.25))  # keys are signed 64-bit position keys
+    assert np.array_equal(found(-7, 30), np.full(30, 0.25, np.float32))
+    key, filled = 1 << 40, 0
+    while filled <= size:  # the ring comes round over the first answers
+        store(key, np.full(100, 0.5))
+        key, filled = key + 1, filled + 100
+    assert found(12345, 80) is None and found(-7, 30) is None
+    assert np.array_equal(found(key - 1, 100), np.full(100, 0.5, np.float32))
+    cache.clear()
+    assert found(key - 1, 100) is None
+    slots = len(cache.slots)  # keys that share their first slot: the fifth pushes out the first
+    same = [3 + slots * i for i in range(CACHE_WAYS + 1)]
+    for i, k in enumerate(same):
+        store(k, np.full(10, i / 10))
+    assert found(same[0], 10) is None
+    assert all(np.array_equal(found(k, 10), np.full(10, i / 10, np.float32)) for i, k in enumerate(same) if i)
+
+
+@pytest.mark.parametrize("search", ["puct", "ucb1"])
+def test_a_search_on_the_playout_core_is_the_python_paths_search(search):
+    """PlayoutCore on and off, the same evaluator (stored scores: each move index's fixed Q), the same positions:
+    teacher positions, then games that shuffle kings into repetitions, searched move after move (the tree kept
+    between moves, the root's answer from the cache where it was a leaf before). Each search has the same value, the
+    same nodes, evaluations (forward passes and the cache's hits alike) and root visits; the move chosen is the same
+    but where equal visits and values tie (the core may order a position's moves otherwise)."""
+    from messiah.search import Limits
+    from messiah.search.mcts import Puct, Ucb1
+    from messiah.tools.bench import stored_scores
+
+    cls = {"puct": Puct, "ucb1": Ucb1}[search]
+    evaluator = stored_scores(None)
+    python, compiled = cls(evaluator), cls(evaluator, playout_core=True)
+    board = cshogi.Board()
+    boards = []
+    for hcp in read_hcpe(TEACHER)["hcp"][::200]:
+        board.set_hcp(hcp)
+        boards.append(board.copy())
+    searched = same_move = 0
+
+    def both(board: cshogi.Board) -> int:
+        nonlocal searched, same_move
+        mine, theirs = compiled.search(board, Limits(nodes=300)), python.search(board, Limits(nodes=300))
+        assert (mine.winrate, mine.nodes, mine.evaluations, mine.mate) == \
+            (theirs.winrate, theirs.nodes, theirs.evaluations, theirs.mate), board.sfen()
+        if python.root is not None:
+            assert sorted(compiled.root.n) == sorted(python.root.n), board.sfen()
+        searched += 1
+        same_move += mine.bestmove == theirs.bestmove
+        return theirs.bestmove
+
+    for board in boards:
+        python.new_game()
+        compiled.new_game()
+        both(board)
+    for seed in range(2):
+        python.new_game()
+        compiled.new_game()
+        board, rng = cshogi.Board(), random.Random(seed)
+        for _ in range(8):
+            board.push(rng.choice(list(board.legal_moves)))
+        for _ in range(40):
+            if board.is_game_over():
+                break
+            board.push(both(board))
+    assert searched >= 90 and same_move >= searched - 3
