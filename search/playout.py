@@ -25,6 +25,7 @@ from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
 from messiah.playout import board as core
 from messiah.playout import mate as core_mate
 from messiah.playout import rules as core_rules
+from messiah.playout.mate import MateWork
 from messiah.rules import MAX_LEGAL_MOVES
 from messiah.search.base import HANDS_REPETITION_PLY, MATE, MATE_STEP
 from messiah.search.tree import CHILD, DROPPED, IN_FLIGHT, MAX_DEPTH, TERMINAL, Q, _add_terminal, select_leaf
@@ -211,7 +212,8 @@ def cache_store(slots, pool, head, keys, q, offsets, rows):
 @njit(cache=True, nogil=True)
 def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, count, paths, line, root_state,
            history, root_row, rules, mate_ply, room, cache_slots, cache_pool, cache_head, depths, values, leaf, keys,
-           turns, offsets, moves, indices, q, rows, planes, mate_nodes, mate_len, mate_lines, state):
+           turns, offsets, moves, indices, q, rows, planes, mate_nodes, mate_len, mate_lines, state, work_states,
+           work_moves, work_frames, work_scratch, work_spare):
     """Run ``count`` descents from the root (node 0) and take their leaves down (see the module's docstring), in
     the order of the Python path (search.mcts' ``_simulate_batch``): the line's end, then the mate check, then the
     cache, then the network. Returns (the deepest ply, the simulations kept, the rows to make, the rows the
@@ -252,7 +254,8 @@ def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, 
             values[pending] = value
             pending += 1
             continue
-        plies = _leaf_mate(state, history, root_row + depth, mate_ply, mate_lines[mates])
+        plies = _leaf_mate(state, history, root_row + depth, mate_ply, mate_lines[mates], work_states, work_moves,
+                           work_frames, work_scratch, work_spare)
         if plies:  # proven: no forward pass
             values[pending] = 1.0
             mate_len[mates] = plies
@@ -293,11 +296,11 @@ def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, 
 
 
 @njit(cache=True, nogil=True)
-def _leaf_mate(b, history, row, mate_ply, out):
+def _leaf_mate(b, history, row, mate_ply, out, work_states, work_moves, work_frames, work_scratch, work_spare):
     """The leaf mate check (search.mcts' ``_mate_line`` with LeafMatePly): a mate for the side to move, in one ply
     or else within ``mate_ply`` (odd), written to ``out``; its length, 0 for none. In check, only the odd-ply search
     (a check that answers the check and mates; the mate in one assumes no check). Not asked when the opponent has
-    no king (a tsume problem's defender has nothing to mate)."""
+    no king (a tsume problem's defender has nothing to mate). The search works in a :class:`MateWork`'s arrays."""
     if b[core.KING + 1 - b[core.TURN]] < 0:
         return 0
     if not core.in_check(b):
@@ -305,7 +308,11 @@ def _leaf_mate(b, history, row, mate_ply, out):
         if move:
             out[0] = move
             return 1
-    return core_mate.mate_in_odd(b, history, row, mate_ply, out)
+    return core_mate.mate_in_odd_with(work_states, work_moves, work_frames, work_scratch, work_spare, b, history,
+                                      row, mate_ply, out)
+
+
+_ROOT_WORK = MateWork.empty()  # leaf_mate_line's (the engine's root, one search at a time in a process)
 
 
 def root_arrays(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray, int]:
@@ -318,7 +325,7 @@ def root_arrays(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray, int]:
 def leaf_mate_line(state: np.ndarray, history: np.ndarray, row: int, mate_ply: int) -> list[int]:
     """:func:`_leaf_mate` from Python (the root's node): the mate line found, or []."""
     line = np.zeros(MAX_MATE_LINE, np.uint32)
-    return [int(m) for m in line[: _leaf_mate(state, history, row, mate_ply, line)]]
+    return [int(m) for m in line[: _leaf_mate(state, history, row, mate_ply, line, *_ROOT_WORK)]]
 
 
 def score_state(evaluator: Evaluator, state: np.ndarray) -> MoveScores:
@@ -368,6 +375,7 @@ class CoreLeaves:
     def __init__(self, batch_size: int, cache_bytes: int):
         self.leaves = Leaves.empty(batch_size)
         self.cache = LeafCache.of_bytes(cache_bytes)
+        self.work = MateWork.empty()
         self.root: tuple[np.ndarray, np.ndarray, int] | None = None
 
     @staticmethod
@@ -413,7 +421,7 @@ class CoreLeaves:
             tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, rule, c, prior_visits, count,
             paths, line, state, history, row, tuple(rules), mate_ply, room, cache.slots, cache.pool, cache.head,
             b.depths, b.values, b.leaf, b.keys, b.turns, b.offsets, b.moves, b.indices, b.q, b.rows, b.planes,
-            b.mate_nodes, b.mate_len, b.mate_lines, b.state)
+            b.mate_nodes, b.mate_len, b.mate_lines, b.state, *self.work)
         for k in range(mates):
             if b.mate_nodes[k] >= 0:
                 tree.mates[int(b.mate_nodes[k])] = [int(m) for m in b.mate_lines[k, : b.mate_len[k]]]

@@ -17,6 +17,7 @@ from test_playout_rules import positions as declaration_positions
 from messiah.features import board_planes
 from messiah.moves import legal_move_indices
 from messiah.playout import board as core
+from messiah.playout.mate import MateWork
 from messiah.rules import GameRules
 from messiah.search.base import terminal_value
 from messiah.search.playout import RuleSet, _ended, leaf_mate_line, position_key, root_arrays, score_state
@@ -162,7 +163,7 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
         paths, line = np.zeros((count, 1024), np.int64), np.zeros(1024, np.int64)
         _, pending, n, scored, mates = gather(
             tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, PUCT, 0.5, 1.0, count, paths,
-            line, state, history, row, tuple(RuleSet.of(GameRules())), 5, True, *cache, *leaves)
+            line, state, history, row, tuple(RuleSet.of(GameRules())), 5, True, *cache, *leaves, *MateWork.empty())
         assert pending == count and scored == n <= count  # an empty cache: the network scores every row
         offsets = leaves.offsets[: n + 1]
         found = 0

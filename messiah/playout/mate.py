@@ -30,6 +30,8 @@ functions below take the occupied squares as a two-word bit board and count zero
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 from llvmlite import ir
 from numba import njit, types
@@ -1848,6 +1850,27 @@ def _line(states, moves, frames, history, scratch, spare, root, ply, row, line, 
             move = _proof(states, moves, frames, history, scratch, spare, cur, depth, budget, checked, row, kind)
 
 
+MAX_ODD_PLY = 9  # the deepest odd-ply search a workspace is made for (USI LeafMatePly's most)
+
+
+class MateWork(NamedTuple):
+    """The odd-ply search's working arrays, made once and reused: a search that allocated its own each call spent
+    about a fifth of a five-ply leaf check on making them (issue 70). One frame a ply, two spare."""
+
+    states: np.ndarray
+    moves: np.ndarray
+    frames: np.ndarray
+    scratch: np.ndarray
+    spare: np.ndarray
+
+    @staticmethod
+    def empty(ply: int = MAX_ODD_PLY) -> MateWork:
+        levels = ply + 2
+        return MateWork(np.empty((levels, STATE), np.int64), np.empty((levels, MAX_MOVES), np.uint32),
+                        np.zeros((levels, FRAME_FIELDS), np.int64), np.empty(SCRATCH, np.int64),
+                        np.empty(STATE, np.int64))
+
+
 @njit(**REFCOUNTED)
 def mate_in_odd(b, history, row, ply, line):
     """cshogi's ``Board.mate_move(ply)`` verdict on ``b`` (``ply`` odd, 3 or more): whether the side to move mates
@@ -1858,14 +1881,17 @@ def mate_in_odd(b, history, row, ply, line):
     (``ply`` long at least: the attacker's moves and the defender's replies, the attacker's quickest mate against
     the longest defence, ending in mate) and returns its length; else returns 0. (A line that wins by a repetition
     rule instead, cshogi's verdict too, ends at the move that brings the repetition about.)"""
-    if ply < 3 or ply % 2 == 0:
-        raise ValueError("mate_in_odd searches an odd number of plies, three or more")
-    levels = ply + 2
-    states = np.empty((levels, STATE), np.int64)
-    moves = np.empty((levels, MAX_MOVES), np.uint32)
-    frames = np.zeros((levels, FRAME_FIELDS), np.int64)
-    scratch = np.empty(SCRATCH, np.int64)
-    spare = np.empty(STATE, np.int64)
+    levels = max(ply, 1) + 2
+    return mate_in_odd_with(np.empty((levels, STATE), np.int64), np.empty((levels, MAX_MOVES), np.uint32),
+                            np.zeros((levels, FRAME_FIELDS), np.int64), np.empty(SCRATCH, np.int64),
+                            np.empty(STATE, np.int64), b, history, row, ply, line)
+
+
+@njit(**REFCOUNTED)
+def mate_in_odd_with(states, moves, frames, scratch, spare, b, history, row, ply, line):
+    """:func:`mate_in_odd` in the working arrays of a :class:`MateWork` made for ``ply`` plies or more."""
+    if ply < 3 or ply % 2 == 0 or ply + 2 > len(states):
+        raise ValueError("mate_in_odd searches an odd number of plies, three or more, within its workspace")
     states[0, :] = b
     _set_frame(frames, 0, OR_NODE, ply, ply, 1 if in_check(b) else 0, row)
     if not _search(states, moves, frames, history, scratch, spare):
