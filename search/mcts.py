@@ -92,8 +92,8 @@ PRIOR_VISITS = 1.0
 # At zero an unvisited edge would have no mean; below a tenth the score is all but gone after one visit.
 PRIOR_VISITS_OPTION = SearchOption("PriorVisits", "prior_visits", PRIOR_VISITS, 10, 10000, scale=100)
 # Whether a batch's leaves are taken down in one compiled call on the playout core's board (search.playout, issue 70)
-# rather than on cshogi's board from Python. Off until a match decides (the core orders moves differently, so its
-# searches are other searches, not the same ones faster); LeafMateNodes > 0 (df-pn at leaves) keeps the Python path.
+# rather than on cshogi's board from Python: the same searches (tests/test_playout_leaves.py), more of them a second.
+# Off until a match decides, as any change of the default search is; LeafMateNodes > 0 keeps the Python path (df-pn).
 PLAYOUT_CORE_OPTION = SearchOption("PlayoutCore", "playout_core", 0, 0, 1)
 # The Dirichlet's total concentration over the root's moves when self-play mixes noise into PUCT's root prior: alpha =
 # this / legal moves, as KataGo's 10.83 / moves (AlphaZero's shogi alpha 0.15 over its games' 70 to 90 moves: 10 to 14).
