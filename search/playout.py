@@ -49,7 +49,7 @@ class RuleSet(NamedTuple):
 
 class Leaves(NamedTuple):
     """A batch's buffers, made once for ``size`` simulations: per simulation its depth, its leaf's value (NaN:
-    from the forward pass) and its leaf's row (-1: none). A row is a new node to make: its key, turn, the start of
+    from the forward pass) and its leaf's row (-1: none). A row is a new node to make: its key, the start of
     its moves among the batch's (with their indices and Q). The rows the network scores (the others' Q came from
     the cache) are listed in ``rows``, their planes in that order; a leaf proven by the mate check has its node and
     mate line in ``mate_nodes`` and ``mate_lines``."""
@@ -58,7 +58,6 @@ class Leaves(NamedTuple):
     values: np.ndarray
     leaf: np.ndarray
     keys: np.ndarray
-    turns: np.ndarray
     offsets: np.ndarray
     moves: np.ndarray
     indices: np.ndarray
@@ -74,7 +73,7 @@ class Leaves(NamedTuple):
     def empty(size: int) -> Leaves:
         moves = size * core.MAX_MOVES
         return Leaves(np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64),
-                      np.zeros(size, np.int64), np.zeros(size, np.int64), np.zeros(size + 1, np.int64),
+                      np.zeros(size, np.int64), np.zeros(size + 1, np.int64),
                       np.zeros(moves, np.uint32), np.zeros(moves, np.int64), np.zeros(moves, np.float32),
                       np.zeros(size, np.int64), np.zeros((size, *SHAPE), np.float32), np.zeros(size, np.int64),
                       np.zeros(size, np.int64), np.zeros((size, MAX_MATE_LINE), np.uint32),
@@ -157,10 +156,6 @@ class LeafCache(NamedTuple):
         table[:, S_COUNT] = -1
         return LeafCache(table, np.zeros(pool, np.float32), np.zeros(1, np.int64))
 
-    @property
-    def bytes(self) -> int:
-        return self.slots.nbytes + self.pool.nbytes
-
     def clear(self) -> None:
         self.slots[:, S_COUNT] = -1
         self.head[0] = 0
@@ -212,7 +207,7 @@ def cache_store(slots, pool, head, keys, q, offsets, rows):
 @njit(cache=True, nogil=True)
 def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, count, paths, line, root_state,
            history, root_row, rules, mate_ply, room, cache_slots, cache_pool, cache_head, depths, values, leaf, keys,
-           turns, offsets, moves, indices, q, rows, planes, mate_nodes, mate_len, mate_lines, state, work_states,
+           offsets, moves, indices, q, rows, planes, mate_nodes, mate_len, mate_lines, state, work_states,
            work_moves, work_frames, work_scratch, work_spare):
     """Run ``count`` descents from the root (node 0) and take their leaves down (see the module's docstring), in
     the order of the Python path (search.mcts' ``_simulate_batch``): the line's end, then the mate check, then the
@@ -279,7 +274,7 @@ def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, 
         edge_i[edge, CHILD] = IN_FLIGHT
         leaf[pending] = n
         turn = state[core.TURN]
-        keys[n], turns[n] = key, turn
+        keys[n] = key
         offsets[n + 1] = lo + legal
         if at >= 0:
             for i in range(legal):
@@ -363,7 +358,6 @@ def scatter_rows(q, offsets, rows, out):
         out[lo:hi] = q[j, : hi - lo]
 
 
-
 UNSIGNED = (1 << 64) - 1  # the tree takes and gives keys as unsigned 64-bit integers
 
 
@@ -376,6 +370,7 @@ class CoreLeaves:
         self.leaves = Leaves.empty(batch_size)
         self.cache = LeafCache.of_bytes(cache_bytes)
         self.work = MateWork.empty()
+        self.no_mates = np.zeros(batch_size, np.int64)  # the rows' mate lengths: a mate never joins a batch
         self.root: tuple[np.ndarray, np.ndarray, int] | None = None
 
     @staticmethod
@@ -420,7 +415,7 @@ class CoreLeaves:
         deepest, pending, n, scored, mates = gather(
             tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, rule, c, prior_visits, count,
             paths, line, state, history, row, tuple(rules), mate_ply, room, cache.slots, cache.pool, cache.head,
-            b.depths, b.values, b.leaf, b.keys, b.turns, b.offsets, b.moves, b.indices, b.q, b.rows, b.planes,
+            b.depths, b.values, b.leaf, b.keys, b.offsets, b.moves, b.indices, b.q, b.rows, b.planes,
             b.mate_nodes, b.mate_len, b.mate_lines, b.state, *self.work)
         for k in range(mates):
             if b.mate_nodes[k] >= 0:
@@ -434,8 +429,5 @@ class CoreLeaves:
         end = offsets[n]
         q, p, hits = tree.prepare(b.moves[:end], b.q[:end], offsets, [[]] * n)  # a mate never joins a batch
         tree.expand_and_backup(paths[:pending], b.depths[:pending], b.values[:pending], b.leaf[:pending], b.keys,
-                               offsets, b.moves[:end], q, p, hits, NO_MATES[:n])
+                               offsets, b.moves[:end], q, p, hits, self.no_mates[:n])
         return deepest, pending, scored
-
-
-NO_MATES = np.zeros(1024, np.int64)  # the rows' mate lengths: none (BatchSize is at most 1024)
