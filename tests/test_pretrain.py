@@ -3,6 +3,7 @@ weights of an uninterrupted one (with and without loader workers), and two torch
 data-parallel."""
 
 import csv
+import dataclasses
 import os
 import subprocess
 import sys
@@ -287,3 +288,25 @@ def test_trainer_is_usable_without_pretraining(small_data, tmp_path):
     assert fresh.step(batch)["loss"].item() == pytest.approx(trainer.step(batch)["loss"].item(), abs=1e-6)
     saved = from_dict(pretrain.TrainConfig, load_checkpoint(tmp_path / "ckpt.pt")["config"])
     assert saved == cfg and run_changes(saved, pretrain.TrainConfig(net=TINY, steps=20, warmup=1)) == ["steps 10 -> 20"]
+
+
+def test_a_warm_start_begins_from_the_given_model_in_its_own_shape_and_resumes(small_data, tmp_path):
+    """--init: a new run starts from another run's weights (at lr 0 it ends on them), in the model's architecture
+    whatever --blocks says; its checkpoint records that architecture, so --resume rebuilds the same net. A
+    --zero-embedding beside a model to start from is refused: the model brings its own Magic Vec."""
+    from messiah.errors import UserError
+
+    pretrain.train(config(small_data, tmp_path / "first", 6, export=False))
+    first = torch.load(tmp_path / "first" / "checkpoint.pt", weights_only=False)
+    other_shape = NetConfig(channels=8, blocks=2, head_channels=4, embed_dim=16)
+    warm = config(small_data, tmp_path / "warm", 4, export=False, init=str(tmp_path / "first" / "checkpoint.pt"))
+    warm.net, warm.lr = other_shape, 0.0
+    pretrain.train(warm)
+    state = torch.load(tmp_path / "warm" / "checkpoint.pt", weights_only=False)
+    assert state["config"]["net"] == first["config"]["net"] != dataclasses.asdict(other_shape)
+    params = {name for name, _ in AllMovesNet(TINY).named_parameters()}  # batch norms' statistics move in training
+    assert all(torch.equal(state["net"][k], first["net"][k]) for k in params)
+    resumed = dataclasses.replace(warm, net=TINY)
+    pretrain.train(resumed, resume=True)  # the saved architecture: a net of other_shape could not load it
+    with pytest.raises(UserError, match="zero-embedding"):
+        config(small_data, tmp_path / "z", 4, init="default", zero_embedding=True)

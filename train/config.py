@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Literal
 
 from messiah.config import at_least, check_choices, setting, within
+from messiah.errors import UserError
 from messiah.models.config import NetConfig
 from messiah.winrate import TEACHER_SCALE
 
@@ -101,8 +102,12 @@ class TrainConfig(Training):
     """--loss margin: the logit lead the teacher's move should keep over every other move"""
     anchor_weight: float = 1.0
     """--loss dueling: weight of A(s, teacher)^2"""
+    init: str = "random"
+    """the net to start from: 'random' (new weights of the --channels/--blocks/... architecture), 'default' (the
+    shipped model: a warm start), an .onnx model, or a checkpoint.pt of messiah pretrain or messiah rl (with more
+    --channels than the model's, widened with its play kept; the rest of the shape is the model's own)"""
     zero_embedding: bool = False
-    """start the Magic Vec at zero (every Q at 0.5)"""
+    """start the Magic Vec at zero (every Q at 0.5); --init random only"""
     steps: int = 20_000
     """optimizer steps"""
     val_fraction: float = 0.05
@@ -125,6 +130,8 @@ class TrainConfig(Training):
         at_least(self, 1, "steps", "val_positions", "eval_every", "checkpoint_every")
         at_least(self, 0, "workers")
         within(self, 0.0, 1.0, "result_mix", "val_fraction")
+        if self.zero_embedding and self.init != "random":
+            raise UserError(f"--zero-embedding makes a new Magic Vec; --init {self.init} brings the model's own")
         if self.loss == "dueling" and not self.net.value_hidden:
             self.net = dataclasses.replace(self.net, value_hidden=DUELING_HIDDEN)
 

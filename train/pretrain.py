@@ -50,7 +50,7 @@ from messiah.train.batch import value_loss
 from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
 from messiah.train.data import TeacherData
 from messiah.train.loader import StepBatches, step_batches
-from messiah.train.trainer import Process, Trainer, legal_logits, load_checkpoint, setup_process, to_device
+from messiah.train.trainer import Process, Trainer, initial_net, legal_logits, load_checkpoint, setup_process, to_device
 
 __all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train"]
 
@@ -155,8 +155,9 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
         set_threads(cfg.threads)
     torch.manual_seed(cfg.seed)
     data = TeacherData(cfg.data, cfg.val_fraction)
-    trainer = Trainer(AllMovesNet(cfg.net, zero_embedding=cfg.zero_embedding), cfg, partial(losses, cfg=cfg), proc,
-                      horizon=cfg.steps)
+    # A resumed run's weights come from its checkpoint, in the architecture it saved; a new one's from --init.
+    net = AllMovesNet(cfg.net) if saved is not None else initial_net(cfg)
+    trainer = Trainer(net, cfg, partial(losses, cfg=cfg), proc, horizon=cfg.steps)
     if saved is not None:
         trainer.restore(saved)
     log_path = out / "log.csv"

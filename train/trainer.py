@@ -31,13 +31,38 @@ import torch.nn.functional as F
 from torch import nn
 
 from messiah.errors import DataError, UserError
+from messiah.evaluator import default_model_path
 from messiah.files import atomic_path
 from messiah.models.config import NetConfig
 from messiah.models.export import export_onnx
+from messiah.models.from_onnx import net_from_onnx
 from messiah.models.net import AllMovesNet
+from messiah.models.widen import widen
 from messiah.train.config import Optim, Training
 
 LossFn = Callable[[nn.Module, dict[str, torch.Tensor]], dict[str, torch.Tensor]]
+
+
+def initial_net(cfg: Training) -> AllMovesNet:
+    """The net a run starts from (``cfg.init``): 'random' (new weights of ``cfg.net``, seeded by ``cfg.seed``,
+    the Magic Vec at zero where ``cfg.zero_embedding`` says so), 'default' (the shipped model), an ONNX file, or
+    a checkpoint of messiah pretrain or messiah rl. A model given with fewer channels than ``cfg.net`` asks for
+    is widened to them, its play kept (:func:`messiah.models.widen.widen`); the rest of its shape is its own."""
+    if cfg.init == "random":
+        torch.manual_seed(cfg.seed)
+        return AllMovesNet(cfg.net, zero_embedding=getattr(cfg, "zero_embedding", False))
+    path = default_model_path() if cfg.init == "default" else Path(cfg.init)
+    if not path.is_file():
+        raise UserError(f"--init {cfg.init}: no such file (expected random, default, an .onnx model or a checkpoint)")
+    if path.suffix == ".onnx":
+        net = net_from_onnx(path)
+    else:
+        state = load_checkpoint(path)
+        net = AllMovesNet(NetConfig(**state["config"]["net"]))
+        net.load_state_dict(state["net"])
+    if cfg.net.channels > net.config.channels:
+        net = widen(net, cfg.net.channels, cfg.seed)
+    return net
 
 
 class TrainGraph(nn.Module):

@@ -35,12 +35,9 @@ import torch.nn.functional as F
 from torch import nn
 
 from messiah.errors import UserError
-from messiah.evaluator import default_model_path
 from messiah.features import planes
-from messiah.models.config import NetConfig
 from messiah.models.from_onnx import net_from_onnx
 from messiah.models.net import AllMovesNet
-from messiah.models.widen import widen
 from messiah.moves import pad_indices
 from messiah.records import read_records
 from messiah.records.decode import positions
@@ -53,28 +50,6 @@ from messiah.train.trainer import Trainer, legal_logits, load_checkpoint, setup_
 
 SWEEP = 1024  # positions per forward pass when computing target values
 TEACHER_VAL_FRACTION = 0.05  # the teacher files' held-out tail (as pretraining holds it out)
-
-
-# --------------------------------------------------------------------------- starting nets
-
-
-def initial_net(cfg: RLConfig) -> AllMovesNet:
-    """The net a run starts from (``cfg.init``): the shipped model, an ONNX file, a checkpoint of messiah
-    pretrain or messiah rl, or random weights of ``cfg.net``. A model given with fewer channels than
-    ``cfg.net`` asks for is widened to them, its play kept (:func:`messiah.models.widen.widen`)."""
-    if cfg.init == "random":
-        torch.manual_seed(cfg.seed)
-        return AllMovesNet(cfg.net)
-    path = default_model_path() if cfg.init == "default" else Path(cfg.init)
-    if path.suffix == ".onnx":
-        net = net_from_onnx(path)
-    else:
-        state = load_checkpoint(path)
-        net = AllMovesNet(NetConfig(**state["config"]["net"]))
-        net.load_state_dict(state["net"])
-    if cfg.net.channels > net.config.channels:
-        net = widen(net, cfg.net.channels, cfg.seed)
-    return net
 
 
 # --------------------------------------------------------------------------- batches and losses
