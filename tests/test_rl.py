@@ -207,7 +207,7 @@ def test_a_run_given_a_narrower_model_and_more_channels_widens_it_and_keeps_its_
     from messiah.models.config import NetConfig
     from messiah.models.export import export_onnx
     from messiah.models.from_onnx import calibration_positions, net_from_onnx
-    from messiah.train.rl.learner import initial_net
+    from messiah.train.trainer import initial_net
 
     small = NetConfig(channels=8, blocks=1, head_channels=4, embed_dim=16)
     trained = initial_net(tiny(tmp_path, net=small)).train()
@@ -410,7 +410,8 @@ def test_a_net_loaded_from_onnx_trains_its_batch_norms(tmp_path):
     from its first step; before, its first generation trained with them frozen until the first validate()."""
     from messiah.models.export import export_onnx
     from messiah.models.from_onnx import calibration_positions, net_from_onnx
-    from messiah.train.rl.learner import Learner, Window, initial_net
+    from messiah.train.rl.learner import Learner, Window
+    from messiah.train.trainer import initial_net
 
     cfg = tiny(tmp_path)
     (tmp_path / "rl").mkdir()
@@ -429,7 +430,8 @@ def test_a_net_loaded_from_onnx_trains_its_batch_norms(tmp_path):
 
 
 def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):
-    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.learner import Learner, Window, selfplay_files
+    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
 
     os.environ["MESSIAH_RL_INPROCESS"] = "1"
@@ -462,7 +464,8 @@ def test_search_bootstrap_flips_the_next_positions_recorded_root_value(tmp_path,
     next position (the net's values play no part); --bootstrap net's differ."""
     from messiah.errors import UserError
     from messiah.models.export import export_onnx
-    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.learner import Learner, Window, selfplay_files
+    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
 
     with pytest.raises(UserError, match="double-dqn"):
@@ -489,7 +492,8 @@ def test_search_bootstrap_flips_the_next_positions_recorded_root_value(tmp_path,
 def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_path, monkeypatch):
     import messiah.train.rl.learner as learner_module
     from messiah.errors import UserError
-    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.learner import Learner, Window, selfplay_files
+    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
 
     with pytest.raises(UserError, match="more than the whole batch"):
@@ -693,7 +697,8 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     """--tree-visits: the game file keeps only the games' positions (its index unchanged), the tree file beside
     it holds the TREE rows with their own index, the log counts them, and a batch draws --tree-fraction of its
     rows from them, with move values and no return."""
-    from messiah.train.rl.learner import Learner, Window, initial_net, selfplay_files
+    from messiah.train.rl.learner import Learner, Window, selfplay_files
+    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import run
 
     monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
@@ -811,7 +816,7 @@ def test_a_run_replays_to_the_bit_with_any_number_of_actors(tmp_path):
 def test_actors_on_a_local_ray_instance(tmp_path):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx
-    from messiah.train.rl.learner import initial_net
+    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
 
     cfg = tiny(tmp_path, ray="local", games=3, actors=2)

@@ -446,7 +446,8 @@ def run(cfg: RLConfig) -> Path:
     back, its figures written."""
     out = Path(cfg.out)
     _start(cfg, out)
-    from messiah.train.rl.learner import Learner, initial_net
+    from messiah.train.rl.learner import Learner
+    from messiah.train.trainer import initial_net
 
     state = RunState.load(out)
     net = None
