@@ -29,6 +29,17 @@ class PositionError(UserError):
     """Text that is not a playable position, or a move that is not legal in it; the message says why."""
 
 
+class IllegalMove(PositionError):
+    """A move of a position's ``moves`` that is not legal where it stands. ``board`` is the position its first
+    ``played`` moves, all legal, lead to: what YaneuraOu and Stockfish search after such a ``position``, ignoring
+    the rest."""
+
+    def __init__(self, message: str, board: cshogi.Board, played: int):
+        super().__init__(message)
+        self.board = board
+        self.played = played
+
+
 def board_from_sfen(sfen: str) -> cshogi.Board:
     """A cshogi board for ``sfen`` (board, side, hands and an optional move number), or PositionError.
 
@@ -132,7 +143,8 @@ def _hand_counts(hands: str) -> dict[str, int]:
 
 def parse_position(args: list[str]) -> cshogi.Board:
     """The board for the arguments of a USI ``position`` command (``startpos`` or ``sfen <4 fields>``,
-    then optionally ``moves ...``). Raises PositionError naming what is wrong."""
+    then optionally ``moves ...``). Raises PositionError naming what is wrong: IllegalMove, which carries the
+    position before it, for a move that is not legal."""
     if not args:
         raise PositionError("position needs startpos or sfen")
     if "moves" in args:
@@ -151,7 +163,7 @@ def parse_position(args: list[str]) -> cshogi.Board:
         move = board.move_from_usi(usi) if USI_MOVE.fullmatch(usi) else 0
         # board.is_legal() accepts impossible promotions (7g7f+) and dead-rank drops: use the generator
         if move == 0 or move not in set(board.legal_moves):
-            raise PositionError(f"illegal move {usi[:20]!r} at move {ply} of position (position unchanged)")
+            raise IllegalMove(f"illegal move {usi[:20]!r} at move {ply} of position", board, ply - 1)
         board.push(move)
     return board
 

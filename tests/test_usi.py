@@ -66,25 +66,57 @@ def test_go_plays_a_legal_move_and_prints_bestmove_once():
     assert info and all(w in info[-1] for w in ("seldepth", "nodes", "nps", "time", "hashfull", "score", "pv"))
 
 
+# A move that is not legal, and the position its moves before it lead to (written out, not computed by the engine).
+ILLEGAL_MOVES = {
+    "position startpos moves 7g7x": "startpos",  # not a move
+    "position startpos moves 7g7f 7g7f": "startpos moves 7g7f",  # a move of the wrong side / empty square
+    "position startpos moves 7g7f+": "startpos",  # a promotion outside the zone (cshogi's is_legal accepts it)
+    "position startpos moves 7g7f 3c3d 2g2f 9a9x 1c1d": "startpos moves 7g7f 3c3d 2g2f",  # the rest ignored too
+    "position sfen 4k4/9/9/9/9/9/9/9/4K4 b P 1 moves P*5a": "sfen 4k4/9/9/9/9/9/9/9/4K4 b P 1",  # a dead-rank drop
+}
+
+
+@pytest.mark.parametrize("line,before", ILLEGAL_MOVES.items(), ids=ILLEGAL_MOVES.keys())
+def test_an_illegal_move_sets_the_moves_before_it_and_says_which(line, before):
+    """YaneuraOu's and Stockfish's convention: the moves up to the first illegal one are played, the rest
+    ignored; the engine once kept the previous position, one the GUI never sent, and searched it."""
+    e, out = engine()
+    e.handle("position startpos moves 2g2f 8c8d")
+    e.handle(line)
+    expected = parse_position(before.split()).sfen()
+    assert out[-1].startswith("info string error: position: illegal move") and out[-1].endswith(f"sfen {expected}")
+    assert e.board.sfen() == expected
+    go(e, "go nodes 30")
+    board = parse_position(before.split())
+    assert board.move_from_usi(bestmoves(out)[-1].split()[1]) in set(board.legal_moves)
+
+
 @pytest.mark.parametrize("line", [
-    "position startpos moves 7g7x",  # not a move
-    "position startpos moves 7g7f 7g7f",  # a move of the wrong side / empty square
-    "position startpos moves 7g7f+",  # a promotion outside the zone (cshogi's is_legal accepts it)
-    "position sfen 4k4/9/9/9/9/9/9/9/4K4 b P 1 moves P*5a",  # a pawn drop on the last rank
     "position sfen lnsgkgsnl/9/ppppppppp/9/9/9/PPPPPPPPP/9/LNSGKGSNL x - 1",  # bad side to move
     "position sfen lnsgkgsnl/9/ppppppppp/9/9 b - 1",  # too few ranks
     "position sfen lnsgkgsnl/10/ppppppppp/9/9/9/PPPPPPPPP/9/LNSGKGSNL b - 1",  # rank too wide
     "position sfen 9/9/9/9/9/9/9/9/9 b - 1",  # no kings
+    "position sfen garbage",
     "position",
     "position moves 7g7f",
 ])
-def test_bad_position_is_reported_and_keeps_the_previous_one(line):
+def test_an_unreadable_position_sets_none_and_every_go_says_so(line):
+    """The engine once kept the previous position and played a move for it; now no position is set, and each
+    go (and go mate) says why before its one answer, until a position is read again."""
     e, out = engine()
     e.handle("position startpos moves 2g2f")
-    before = e.board.sfen()
     e.handle(line)
-    assert out[-1].startswith("info string error")
-    assert e.board.sfen() == before
+    assert out[-1].startswith("info string error: position:") and "no position is set" in out[-1]
+    for command, answer in (("go nodes 30", "bestmove resign"), ("go byoyomi 1000", "bestmove resign"),
+                            ("go mate 100", "checkmate timeout")):
+        before = len(out)
+        go(e, command)
+        assert out[before:] == [out[before], answer]
+        assert out[before].startswith("info string error: no position: the last position command could not be read")
+    e.handle("position startpos moves 7g7f")
+    go(e, "go nodes 30")
+    board = parse_position(["startpos", "moves", "7g7f"])
+    assert board.move_from_usi(bestmoves(out)[-1].split()[1]) in set(board.legal_moves)
 
 
 def test_bad_option_values_are_reported():
@@ -94,11 +126,56 @@ def test_bad_option_values_are_reported():
     assert e.options["Threads"] == 1
     e.handle("setoption name NoSuchOption value 3")
     assert out[-1].startswith("info string error")
+
+
+NO_MODEL = "no model to search with: every go answers bestmove resign until ModelPath names a model that loads"
+
+
+@pytest.mark.parametrize("loaded_first", [False, True], ids=["fresh", "after the shipped model"])
+def test_a_model_that_cannot_load_is_said_at_isready_and_before_every_bestmove(loaded_first):
+    """As YaneuraOu and dlshogi, which exit rather than play another network than the one named, no other model is
+    played, whether none or the shipped one was loaded before: isready says so, and so does every go before its
+    bestmove resign, a go ponder holding it until stop (it once answered at once) or ponderhit, as USI wants."""
+    e, out = engine()
+    if loaded_first:
+        e.handle("isready")
+        assert e.evaluator is not None
     e.handle("setoption name ModelPath value /no/such/model.onnx")
     e.handle("isready")
-    assert "not found" in out[-2] and out[-1] == "readyok"
-    go(e, "go")
-    assert out[-1] == "bestmove resign"
+    assert out[-2] == f"info string error: cannot load the model: model file not found: /no/such/model.onnx; " \
+        f"{NO_MODEL} (<default>: the shipped one)"
+    assert out[-1] == "readyok"
+    e.handle("position startpos")
+    for line in ("go btime 0 wtime 0 byoyomi 1000", "go nodes 30"):
+        before = len(out)
+        go(e, line)
+        assert len(out) == before + 2 and NO_MODEL in out[before] and out[-1] == "bestmove resign"
+    e.handle("go ponder btime 0 wtime 0 byoyomi 1000")
+    assert not bestmoves(out[-1:])  # held: the GUI has not yet said whether its ponder move was played
+    e.handle("stop")
+    assert out[-1] == "bestmove resign" and NO_MODEL in out[-2]
+    e.handle("go ponder btime 0 wtime 0 byoyomi 1000")
+    go(e, "ponderhit")  # and waits for the reply
+    assert out[-1] == "bestmove resign" and NO_MODEL in out[-2]
+    e.handle("setoption name ModelPath value <default>")
+    go(e, "go nodes 30")
+    assert cshogi.Board().move_from_usi(out[-1].split()[1]) in set(cshogi.Board().legal_moves)
+
+
+def test_a_go_whose_engine_fails_to_build_still_gets_its_bestmove(monkeypatch):
+    """A bug building the engine at go (no isready since the option changed) once left the go without a bestmove,
+    and a GUI waiting for it for ever."""
+    from messiah.engine import usi
+
+    def broken(options, evaluator):
+        raise AttributeError("'Puct' object has no attribute 'threads'")
+
+    monkeypatch.setattr(usi, "Engine", broken)
+    e, out = engine()
+    e.handle("position startpos")
+    go(e, "go nodes 30")
+    assert out[-2:] == ["info string error: building the engine failed: AttributeError: 'Puct' object has no "
+                        "attribute 'threads'", "bestmove resign"]
 
 
 def test_device_option_chooses_where_the_network_runs():

@@ -4,7 +4,9 @@ The search is chosen by the ``Search`` option (alpha-beta, UCB1, PUCT); what the
 :class:`messiah.engine.engine.Engine`, as every tool that plays builds it. The search runs on a worker thread,
 so ``stop``, ``ponderhit`` and ``isready`` are answered while it thinks. Whatever a GUI or a user sends, the
 engine answers and lives on: a line it cannot use gets an ``info string`` saying why and the previous state
-stays; every ``go`` gets exactly one ``bestmove`` (every ``go mate`` one ``checkmate``); ``position``,
+stays, but for ``position``, which never leaves a position the GUI did not send (:meth:`UsiEngine.cmd_position`);
+every ``go`` gets exactly one ``bestmove`` (every ``go mate`` one ``checkmate``), after an ``info string``
+saying why when it cannot search (no model loads, no position is set); ``position``,
 ``go``, ``setoption`` and ``usinewgame`` sent during a search wait for its bestmove instead of being
 dropped, as in YaneuraOu; and nothing but USI reaches stdout (see :func:`main`).
 """
@@ -31,10 +33,10 @@ from messiah.engine.engine import (
     search_compiled,
 )
 from messiah.engine.mate import solve_mate
-from messiah.engine.options import NO_LOG, OPTIONS
+from messiah.engine.options import DEFAULT_MODEL, NO_LOG, OPTIONS
 from messiah.engine.thinktime import TimeBudget, think_time
 from messiah.evaluator import Evaluator
-from messiah.position import PositionError, parse_position
+from messiah.position import IllegalMove, PositionError, parse_position
 from messiah.protocol import UsiError, one_line, parse_go, parse_int
 from messiah.search import Clock, Limits, Searcher
 
@@ -46,6 +48,10 @@ __all__ = ["OPTIONS", "PositionError", "TimeBudget", "UsiEngine", "UsiError", "m
 
 # Commands that change what a search works on: sent during a search, they wait for its bestmove.
 WAITING_COMMANDS = frozenset({"position", "go", "setoption", "usinewgame"})
+# What follows a model that cannot load. YaneuraOu and dlshogi exit there rather than play another network than the
+# one named; this engine lives on, plays none either, and says so at isready and at every go.
+NO_MODEL = (f"no model to search with: every go answers bestmove resign until ModelPath names a model that loads "
+            f"({DEFAULT_MODEL}: the shipped one)")
 
 
 class UsiEngine:
@@ -58,7 +64,8 @@ class UsiEngine:
         self.options = {name: option.default for name, option in OPTIONS.items()}
         self.evaluator: Evaluator | None = None  # kept while only options the model does not depend on change
         self.engine: Engine | None = None  # built from the options by isready or go; any setoption drops it
-        self.board = cshogi.Board()
+        self.board: cshogi.Board | None = cshogi.Board()  # None: the last position could not be read
+        self._no_position = ""  # and why
         self._thread: threading.Thread | None = None
         self._stop = threading.Event()
         self._replied = threading.Event()  # set once the running go's bestmove is written
@@ -201,7 +208,10 @@ class UsiEngine:
         """The engine of the current options (messiah.engine.engine), built when an option changed."""
         self._await_compiling()
         if self.evaluator is None:
-            self.evaluator = load_evaluator(self.options)
+            try:
+                self.evaluator = load_evaluator(self.options)
+            except UsiError as e:
+                raise UsiError(f"{e}; {NO_MODEL}") from None
             self._drop_engine()
             # which model runs where, once per load: a GUI's log then tells which model made which moves
             self.write(f"info string model {self.evaluator.describe()}")
@@ -234,10 +244,21 @@ class UsiEngine:
             self.engine.searcher.new_game()
 
     def cmd_position(self, args: list[str]) -> None:
+        """Set the position the GUI sent. A move that is not legal ends its moves there, as in YaneuraOu and
+        Stockfish: the position the moves before it lead to is set, and the info string gives its sfen. A position
+        that cannot be read sets none, and every go says so until the next position: searching the previous one
+        would answer a position the GUI never sent."""
         try:
             self.board = parse_position(args)
+        except IllegalMove as e:
+            self.board = e.board
+            played = "no move played" if e.played == 0 else f"its first {e.played} moves played"
+            raise UsiError(f"position: {e}; the position set is the one before it ({played}): "
+                           f"sfen {e.board.sfen()}") from None
         except PositionError as e:
-            raise UsiError(f"position: {e}") from None
+            self.board = None
+            self._no_position = f"no position: the last position command could not be read ({one_line(e, 150)})"
+            raise UsiError(f"position: {e}; no position is set until the next position command") from None
 
     def cmd_go(self, args: list[str]) -> None:
         """Start a search (or a mate search) on the worker thread. Whatever the arguments, exactly one
@@ -249,11 +270,15 @@ class UsiEngine:
         go, flags, ignored = parse_go(args)
         if ignored:
             self.write(f"info string go: ignored {one_line(' '.join(ignored), 100)}")
-        board = self.board.copy()
         self._stop.clear()
         self._replied.clear()
         self._pondering = "ponder" in flags
         self._infinite = "infinite" in flags
+        self._clock, self._limits = None, Limits()  # until a search sets them: ponderhit reads them
+        if self.board is None:
+            self._cannot_search(self._no_position, "checkmate timeout" if "mate" in flags else "bestmove resign")
+            return
+        board = self.board.copy()
         if "mate" in flags:
             mate_ms = go.get("mate")
             self._infinite = mate_ms is None  # go mate infinite: until found, proven or stopped
@@ -263,8 +288,10 @@ class UsiEngine:
         try:
             engine = self._load()
         except UsiError as e:
-            self.write(f"info string error: {e}")
-            self._reply("bestmove resign")
+            self._cannot_search(str(e), "bestmove resign")
+            return
+        except Exception as e:  # noqa: BLE001 - a bug building the engine: the go still gets its bestmove
+            self._cannot_search(f"building the engine failed: {type(e).__name__}: {e}", "bestmove resign")
             return
         if not (self._pondering or self._infinite) and self._book_move(engine, board):
             return
@@ -291,6 +318,21 @@ class UsiEngine:
         self.write(f"info depth {move.depth} score cp {move.value} pv {move.move}" + (f" {ponder}" if ponder else ""))
         self._reply(f"bestmove {move.move}{self._ponder_move(ponder)}")
         return True
+
+    def _cannot_search(self, why: str, reply: str) -> None:
+        """Answer a go that has nothing to search with or nothing to search: why, in an info string, then its
+        one reply, held as a search's is after go ponder or go infinite (:meth:`_hold`)."""
+        self.write(f"info string error: {one_line(why)}")
+        self._start(self._hold_then_reply, reply)
+
+    def _hold_then_reply(self, reply: str) -> None:
+        self._hold()
+        self._reply(reply)
+
+    def _hold(self) -> None:
+        """USI: after go ponder or go infinite, the reply waits for stop or ponderhit, whatever it is."""
+        while (self._pondering or self._infinite) and not self._stop.is_set():
+            self._stop.wait(0.01)
 
     def _start(self, target: Callable, *args) -> None:
         self._thread = threading.Thread(target=target, args=args, daemon=True)
@@ -343,9 +385,7 @@ class UsiEngine:
             self.write(f"info string error: search failed: {type(e).__name__}: {one_line(e)}")
             reply = self._fallback_move(engine.searcher, board)
         self._say_notes(engine)
-        # USI: after go ponder / go infinite, bestmove waits for stop or ponderhit, whatever the answer
-        while (self._pondering or self._infinite) and not self._stop.is_set():
-            self._stop.wait(0.01)
+        self._hold()
         self._reply(reply)
 
     @staticmethod
@@ -372,8 +412,8 @@ class UsiEngine:
 
     def cmd_ponderhit(self, args: list[str]) -> None:
         """The expected move was played: the ponder search goes on as a timed search from now."""
-        if self._searching() and self._pondering and self._clock is not None:
-            budget = self._clock.ponder
+        if self._searching() and self._pondering:
+            budget = None if self._clock is None else self._clock.ponder  # None: a go that could not search
             if budget is not None and budget.maximum is not None:
                 self._clock.ponderhit(budget)  # one swap: the search never sees half of the new budget
             elif self._limits.nodes is None and self._limits.depth is None:
