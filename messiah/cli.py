@@ -148,15 +148,20 @@ def _analyze(args: argparse.Namespace) -> None:
     from messiah.tools.picture import require_png_converter
 
     cfg = _config(args)
-    if cfg.png:
-        require_png_converter()  # before the search, not after it
+    if cfg.png and not cfg.svg:
+        require_png_converter()  # before the search, which nothing else would come of
     _say_if_compiling()
     analysis = analyze_position(" ".join(cfg.position), nodes=cfg.nodes, movetime=cfg.movetime, depth=cfg.depth,
                                 options=cfg.engine_options())
-    for path in filter(None, (cfg.svg, cfg.png)):
-        print(f"picture: {analysis.picture(cfg.flip).save(path)}", file=sys.stderr)
-    out = analysis.to_dict()
-    if args.json:
+    _print_analysis(analysis.to_dict(), args.json)
+    with _one_line_warnings("analyze"):  # a PNG without a Japanese font: one line, not a source line
+        for path in filter(None, (cfg.svg, cfg.png)):  # the analysis and the SVG first: a PNG that fails loses neither
+            print(f"picture: {analysis.picture(cfg.flip).save(path)}", file=sys.stderr)
+
+
+def _print_analysis(out: dict, as_json: bool) -> None:
+    """``messiah analyze``'s answer: the search's line, its PV and every legal move's Q, best first (or the JSON)."""
+    if as_json:
         print(json_text(out))
         return
     if out["book"]:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 import xml.etree.ElementTree as ET
 
 import cshogi
@@ -12,10 +13,13 @@ from conftest import require
 from messiah.cli import main
 from messiah.tools.analyze import analyze_position, read_position
 from messiah.tools.picture import (
+    GENERIC_FAMILY,
+    JAPANESE_FONTS,
     LEFT,
     SVG_NS,
     WIDTH,
     MovePicture,
+    installed_japanese_fonts,
     png_converter,
     square_centre,
     svg_to_png,
@@ -130,6 +134,78 @@ def test_png(analysis, tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 10_000
 
 
+def test_every_text_names_japanese_fonts_first_and_the_generic_family_last(analysis):
+    """cshogi writes font-family="serif" alone, which cairosvg drew in DejaVu Serif: every kanji a blank box."""
+    root = ET.fromstring(analysis.picture().to_svg())
+    families = [e.get("font-family") for e in root.iter() if e.get("font-family") and e.text != "2"]
+    named = [[name.strip(" '") for name in family.split(",")] for family in families if family != "sans-serif"]
+    assert len(named) > 40  # cshogi's pieces, hands and coordinates, the drops and the legend
+    for names in named:
+        assert names[0] in (installed_japanese_fonts() or JAPANESE_FONTS) and names[-1] == GENERIC_FAMILY
+        assert set(JAPANESE_FONTS) <= set(names)
+
+
+def _converter_present(converter: str) -> bool:
+    if converter == "rsvg-convert":
+        return shutil.which("rsvg-convert") is not None
+    try:
+        import cairosvg  # noqa: F401
+    except (ImportError, OSError):  # OSError: the package without its cairo library
+        return False
+    return True
+
+
+CONVERTERS = {"rsvg-convert": "rsvg-convert (Debian package librsvg2-bin)",
+              "cairosvg": "cairosvg (pip install cairosvg; the dev extra has it)"}
+# Squares of black's back rank with three different kanji, and an empty one (cshogi: file * 9 + rank, 0 = 1a).
+LANCE_9I, KNIGHT_8I, SILVER_7I, EMPTY_5E = 80, 71, 62, 40
+
+
+@pytest.mark.parametrize("converter", CONVERTERS)
+def test_each_converter_draws_the_kanji(converter, monkeypatch, tmp_path):
+    """Where a kanji stands the PNG has a glyph's dark pixels, and each kanji its own: cairosvg drew every kanji as
+    the same blank box (the font it was given, DejaVu Serif, has none), rsvg-convert drew them (its fonts fall back).
+    The PNGs are kept in the test's folder to be looked at."""
+    import messiah.tools.picture
+
+    require(_converter_present(converter), CONVERTERS[converter])
+    require(bool(installed_japanese_fonts()), "a Japanese font (Debian package fonts-ipafont-gothic)")
+    image_module = pytest.importorskip("PIL.Image")  # pillow: cairosvg's and matplotlib's, in the dev extra
+    monkeypatch.setattr(messiah.tools.picture, "png_converter", lambda: converter)
+    scale = 3.0
+    path = MovePicture(cshogi.Board(), [], [], scale=scale).save(tmp_path / f"{converter}.png")
+    drawn = image_module.open(path).convert("RGBA")  # on a transparent background: laid on white
+    image = image_module.alpha_composite(image_module.new("RGBA", drawn.size, "white"), drawn).convert("L")
+    assert image.width == WIDTH * scale
+
+    def inside(square: int) -> list[int]:
+        """The grey levels of the square's inside (its grid lines left out), row by row."""
+        x, y = square_centre(square, flip=False)
+        half = 7 * scale  # of a 20-unit square, 14 units about its centre
+        box = tuple(round(v) for v in (scale * x - half, scale * y - half, scale * x + half, scale * y + half))
+        return list(image.crop(box).tobytes())
+
+    def dark(pixels: list[int]) -> int:
+        return sum(p < 128 for p in pixels)
+
+    pieces = [inside(square) for square in (LANCE_9I, KNIGHT_8I, SILVER_7I)]
+    size = len(pieces[0])
+    assert dark(inside(EMPTY_5E)) == 0
+    assert all(dark(piece) > size // 20 for piece in pieces), [dark(p) for p in pieces]
+    for a, b in ((0, 1), (0, 2), (1, 2)):  # the same box for each would differ nowhere
+        differ = sum(abs(p - q) > 96 for p, q in zip(pieces[a], pieces[b], strict=True))
+        assert differ > size // 20, (a, b, differ)
+
+
+def test_a_png_without_a_japanese_font_warns(monkeypatch, tmp_path):
+    import messiah.tools.picture
+
+    require(png_converter() is not None, "rsvg-convert (Debian package librsvg2-bin) or cairosvg")
+    monkeypatch.setattr(messiah.tools.picture, "installed_japanese_fonts", lambda: ())
+    with pytest.warns(UserWarning, match="no Japanese font found .* fonts-ipafont-gothic"):
+        svg_to_png(MovePicture(cshogi.Board(), [], []).to_svg(), tmp_path / "x.png")
+
+
 def test_no_converter_is_a_clear_error(monkeypatch, tmp_path):
     import builtins
     import shutil
@@ -173,4 +249,20 @@ def test_analyze_png_without_a_converter_fails_before_it_searches(monkeypatch, t
     with pytest.raises(SystemExit) as exit_:
         main(["analyze", *POSITION.split(), "--nodes", "100", "--png", str(tmp_path / "a.png")])
     assert exit_.value.code == 2 and "rsvg-convert" in capsys.readouterr().err
+    assert not (tmp_path / "a.png").exists()
+
+
+def test_analyze_writes_the_svg_beside_a_png_it_cannot_make(monkeypatch, tmp_path, capsys):
+    """With no converter, --png alone stops before the search; beside --svg the search runs, the analysis is printed
+    and the SVG written, and only then does the PNG's error end the command (it once stopped before all three)."""
+    import messiah.tools.picture
+
+    monkeypatch.setattr(messiah.tools.picture, "png_converter", lambda: None)
+    with pytest.raises(SystemExit) as exit_:
+        main(["analyze", *POSITION.split(), "--nodes", "50", "--svg", str(tmp_path / "a.svg"),
+              "--png", str(tmp_path / "a.png")])
+    assert exit_.value.code == 2
+    captured = capsys.readouterr()
+    assert captured.out.startswith("bestmove ") and "rsvg-convert" in captured.err
+    assert ET.parse(tmp_path / "a.svg").getroot().tag == f"{T}svg"
     assert not (tmp_path / "a.png").exists()

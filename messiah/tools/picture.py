@@ -8,15 +8,19 @@ dashed arrows, and a legend under the board gives the scale and the search's ver
 a ``<title>`` (a tooltip in a browser or Jupyter) with the move and its Q.
 
 The board itself is ``cshogi.Board.to_svg``; seen from white, its squares, pieces and hands are turned
-half a turn and only the coordinates are rewritten so that they read upright.
+half a turn and only the coordinates are rewritten so that they read upright. Every text names Japanese fonts
+before the generic family (:func:`font_family`): cshogi's ``serif`` alone drew every kanji as a blank box in
+cairosvg, which draws a text with the first family named and no other.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import shutil
 import subprocess
 import unicodedata
+import warnings
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -49,6 +53,14 @@ HAND_KANJI = "歩香桂銀金角飛"  # cshogi's hand piece order: P L N S G B R
 DROP_SLOTS = ((-6, -6), (0, -6), (6, -6), (-6, 0), (6, 0), (-6, 6), (0, 6))
 ARABIC = "123456789"
 KANJI_RANKS = "一二三四五六七八九"
+# Japanese fonts by family, Mincho (the look of cshogi's serif pieces) before Gothic: Linux's IPA and Noto fonts,
+# macOS's Hiragino, Windows's Yu and MS fonts. A viewer takes the first it has for each glyph; the generic family is
+# last (cshogi's own), for whatever none of them holds.
+JAPANESE_FONTS = ("IPAexMincho", "IPAMincho", "Noto Serif CJK JP", "Hiragino Mincho ProN", "Yu Mincho", "MS Mincho",
+                  "IPAexGothic", "IPAGothic", "Noto Sans CJK JP", "Hiragino Sans", "Yu Gothic", "MS Gothic")
+GENERIC_FAMILY = "serif"
+NO_JAPANESE_FONT = ("no Japanese font found (fc-list :lang=ja lists none): the picture's kanji will be blank boxes; "
+                    "install one, e.g. Debian's fonts-ipafont-gothic")
 
 
 def q_colour(t: float) -> str:
@@ -83,11 +95,45 @@ def square_centre(square: int, flip: bool) -> tuple[float, float]:
     return (2 * CENTRE[0] - x, 2 * CENTRE[1] - y) if flip else (x, y)
 
 
+@functools.cache
+def installed_japanese_fonts() -> tuple[str, ...] | None:
+    """The font families fontconfig has for Japanese (``fc-list :lang=ja``), sorted; None where fontconfig cannot be
+    asked (not installed: Windows and macOS as a rule)."""
+    fc_list = shutil.which("fc-list")
+    if fc_list is None:
+        return None
+    try:
+        listed = subprocess.run([fc_list, ":lang=ja", "family"], capture_output=True, text=True, timeout=60,
+                                check=True).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return tuple(sorted({line.split(",")[0].strip() for line in listed.splitlines() if line.strip()}))
+
+
+def font_family() -> str:
+    """The pictures' font-family: a Japanese font this machine has first (cairosvg draws a text in the first family
+    named alone, and a glyph that font lacks as a blank box), then :data:`JAPANESE_FONTS` and the generic family."""
+    installed = installed_japanese_fonts() or ()
+    first = [name for name in JAPANESE_FONTS if name in installed] or list(installed)
+    return ", ".join(f"'{name}'" if " " in name else name
+                     for name in dict.fromkeys([*first[:1], *JAPANESE_FONTS, GENERIC_FAMILY]))
+
+
+def _name_japanese_fonts(root: ET.Element) -> ET.Element:
+    """``root`` with every font-family cshogi wrote (its generic family alone) replaced by :func:`font_family`."""
+    family = font_family()
+    for element in root.iter():
+        if element.get("font-family") == GENERIC_FAMILY:
+            element.set("font-family", family)
+    return root
+
+
 def board_svg(board: cshogi.Board, flip: bool = False, lastmove: int | None = None) -> ET.Element:
-    """cshogi's SVG of ``board`` as an element tree, seen from white (turned half a turn) when ``flip``."""
+    """cshogi's SVG of ``board`` as an element tree, seen from white (turned half a turn) when ``flip``, its texts
+    in Japanese fonts (:func:`font_family`)."""
     root = ET.fromstring(str(board.to_svg(lastmove=lastmove or None)))
     if not flip:
-        return root
+        return _name_japanese_fonts(root)
     coordinates = ET.fromstring(cshogi.SVG_COORDINATES)
     turned = ET.Element(f"{{{SVG_NS}}}g", {"transform": f"rotate(180 {CENTRE[0]} {CENTRE[1]})"})
     # The hands sit beside the board at the canvas's edges, and the canvas is wider on the right of the
@@ -109,7 +155,7 @@ def board_svg(board: cshogi.Board, flip: bool = False, lastmove: int | None = No
         elif text.text in KANJI_RANKS:
             text.text = KANJI_RANKS[8 - KANJI_RANKS.index(text.text)]
     root.append(_namespaced(coordinates))
-    return root
+    return _name_japanese_fonts(root)
 
 
 def _is_coordinates(element: ET.Element) -> bool:
@@ -189,7 +235,7 @@ class MovePicture:
             self._draw_pv(root)
             self._draw_legend(root, low, high, pv_lines)
         else:
-            _sub(root, "text", font_family="serif", font_size=7, x=LEFT, y=HEIGHT + 12).text = "no legal move"
+            _sub(root, "text", font_family=font_family(), font_size=7, x=LEFT, y=HEIGHT + 12).text = "no legal move"
         return ET.tostring(root, encoding="unicode")
 
     def _repr_svg_(self) -> str:
@@ -228,7 +274,7 @@ class MovePicture:
             x, y = square_centre(cshogi.move_to(move), self.flip)
             dx, dy = DROP_SLOTS[cshogi.move_drop_hand_piece(move)]
             _sub(marks, "text", f"{self._label(move)}  Q {q:.1%}", x=f"{x + dx:.2f}", y=f"{y + dy + 2.2:.2f}",
-                 font_family="serif", font_size=6.5, font_weight="bold", text_anchor="middle",
+                 font_family=font_family(), font_size=6.5, font_weight="bold", text_anchor="middle",
                  fill=q_colour((q - low) / span), stroke="black", stroke_width=0.15).text = \
                 HAND_KANJI[cshogi.move_drop_hand_piece(move)]
 
@@ -277,7 +323,7 @@ class MovePicture:
         return wrap(["PV", *words], WIDTH - LEFT - 2, PV_FONT) if words else []
 
     def _draw_legend(self, root: ET.Element, low: float, high: float, pv_lines: Sequence[str]) -> None:
-        legend = _sub(root, "g", class_="legend", font_family="serif", font_size=6.5)
+        legend = _sub(root, "g", class_="legend", font_family=font_family(), font_size=6.5)
         top = HEIGHT + 4
         gradient = _sub(root.find(f"{{{SVG_NS}}}defs"), "linearGradient", id="q-scale")
         for i in range(5):
@@ -324,9 +370,12 @@ def svg_to_png(svg: str, path: str | os.PathLike) -> None:
     """Rasterise ``svg`` to ``path`` with librsvg's rsvg-convert or, failing that, cairosvg.
 
     Raises UserError naming what to install when neither is there. The kanji need a Japanese font
-    (e.g. Debian's fonts-ipafont-gothic); without one the converter draws empty boxes.
+    (e.g. Debian's fonts-ipafont-gothic): without one either converter draws blank boxes, and a warning says so
+    where fontconfig lists none.
     """
     converter = require_png_converter()
+    if installed_japanese_fonts() == ():
+        warnings.warn(NO_JAPANESE_FONT, stacklevel=2)
     if converter == "rsvg-convert":
         subprocess.run(["rsvg-convert", "--format", "png", "--output", str(path)], input=svg.encode(), check=True)
     elif converter == "cairosvg":
