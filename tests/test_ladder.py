@@ -30,10 +30,11 @@ def test_fifty_percent_is_interpolated_by_elo_between_the_rungs_around_it():
 
 
 def test_table_shows_each_rung_with_its_interval():
-    table = ladder_table([row("fairy-stockfish Skill 0", 12, 8, 70.4), row("gpsshogi 0.7.0", 0, 20, -math.inf)])
+    lost = {**row("gpsshogi 0.7.0", 0, 20, -math.inf), "elo_high": -287.4}  # all lost: the interval's one end
+    table = ladder_table([row("fairy-stockfish Skill 0", 12, 8, 70.4), lost])
     lines = table.splitlines()
     assert lines[2] == "| fairy-stockfish Skill 0 | 20 | 12-8-0 | 60.0% | +70 (-30 .. +170) | 0 |"
-    assert "| -inf (-inf .. -inf) |" in lines[3]
+    assert "| at most -287 (95%; every game lost) |" in lines[3] and "inf" not in table
 
 
 def _timed_pair(commands, names, options, cfg, opening, games, first_number, ponder_log):

@@ -327,6 +327,23 @@ def test_a_match_writes_what_it_was_beside_its_records_and_the_report_carries_it
                                 {"folder": str(tmp_path / "old"), "games": 4}]
 
 
+def test_a_match_all_won_or_all_lost_reads_as_a_one_sided_bound_not_infinity():
+    """A 2-0 match printed 'Elo difference +inf (95% interval -113 .. +inf)'."""
+    from messiah.arena.match import _report
+    from messiah.arena.stats import Game, elo_interval, summarize
+
+    def report(*outcomes: str) -> list[str]:
+        games = [Game(k, k, k % 2 == 0, outcome, "%TORYO", 90, f"{k}.csa") for k, outcome in enumerate(outcomes)]
+        return _report("A vs B", ("A", "B"), summarize(games), "records").splitlines()
+
+    won = report("win", "win")
+    assert f"Elo difference at least {round(elo_interval(2, 0, 0)[1]):+d} (95%; every game won)" in won
+    assert not any("inf" in line for line in won)
+    assert f"Elo difference at most {round(elo_interval(0, 3, 0)[2]):+d} (95%; every game lost)" in \
+        report("loss", "loss", "loss")
+    assert any(line.startswith("Elo difference +0 (95% interval -") for line in report("win", "loss"))
+
+
 def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
     from messiah.arena.stats import elo_interval, elo_text
 
@@ -334,7 +351,7 @@ def test_elo_text_signs_every_figure_and_never_writes_minus_zero():
     assert [elo_text(x) for x in (52.5, -131.4, math.inf, -math.inf)] == ["+52", "-131", "+inf", "-inf"]
 
 
-def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypatch):
+def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypatch, capsys):
     """A clone without $MESSIAH_DATA still plays varied games: 'auto' openings fall back to random legal
     moves from the start position, written beside the records, the same for the same seed."""
     from messiah.arena import match
@@ -345,6 +362,10 @@ def test_without_the_shared_set_a_match_plays_random_openings(tmp_path, monkeypa
     path, pairs = match.match_openings(cfg, 6)
     lines = open(path).read().splitlines()
     assert path == str(tmp_path / "m" / "openings.sfen") and len(lines) == 6 and len(set(lines)) == 6
+    said = capsys.readouterr().err
+    assert f": 6 openings of {match.RANDOM_OPENING_PLIES} random moves written to {path}" in said  # it said '(6)'
+    match.match_openings(match.MatchConfig(opponent="x", out=str(tmp_path / "m"), seed=5), 1)
+    assert f": 1 opening of {match.RANDOM_OPENING_PLIES} random moves written to {path}" in capsys.readouterr().err
     for line in lines:
         words = line.split()
         assert words[:2] == ["startpos", "moves"] and len(words) == 2 + match.RANDOM_OPENING_PLIES

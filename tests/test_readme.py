@@ -63,8 +63,16 @@ def test_the_readme_names_the_version_a_gui_lists():
     assert f'lists it as "{ENGINE_NAME}"' in (ROOT / "README.md").read_text()
 
 
+def test_the_readme_says_what_messiah_is_and_how_to_install_it_in_its_first_ten_lines():
+    """A newcomer met twelve lines of match statistics before the install command."""
+    top = (ROOT / "README.md").read_text().splitlines()[:10]
+    assert top[2].startswith("messiah is a shogi engine")
+    assert any(line.strip().startswith("pip install . && messiah analyze ") for line in top)
+
+
 def first_analysis() -> tuple[list[str], list[str]]:
-    """The README's first command (``messiah analyze ...``, its words) and the lines it shows that command print."""
+    """The README's first command (``messiah analyze ...``, its words) and the lines it shows that command print, each
+    as the command prints it (the sample's first lines: the rest are counted in the text below it)."""
     text = (ROOT / "README.md").read_text()
     text = text[text.index("## Install and first run"):]
     command = re.search(r"^    pip install \. && messiah (analyze .*)$", text, re.M).group(1).split()
@@ -79,10 +87,10 @@ def test_the_readme_first_analysis_is_what_the_shipped_model_prints(capsys):
     VNNI printed it; another CPU's integer kernels may round otherwise)."""
     from messiah.cli import main
 
-    command, shown = first_analysis()
+    command, printed = first_analysis()
     assert command[:4] == ["analyze", "startpos", "moves", "7g7f"] and command[4] == "--movetime"
-    *printed, more = shown
-    total = int(re.fullmatch(r"\.\.\. +\((\d+) legal moves in all\)", more.strip()).group(1))
+    text = (ROOT / "README.md").read_text()
+    total = int(re.search(r"one line for each of the (\d+) legal moves", text).group(1))
     nodes = re.search(r" nodes (\d+) ", printed[0]).group(1)
     main([*command[:4], "--nodes", nodes, "--option", "Device=cpu"])
     out = capsys.readouterr().out.splitlines()

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from messiah.arena.match import MatchConfig, play_matches
-from messiah.arena.stats import elo_interval, elo_text, summarize
+from messiah.arena.stats import elo_interval, elo_range, summarize
 from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.files import write_json
@@ -226,8 +226,7 @@ def ladder_table(rows: list[dict]) -> str:
              "|---|---|---|---|---|---|"]
     for r in rows:
         lines.append(f"| {r['rung']} | {r['games']} | {r['wins']}-{r['losses']}-{r['draws']} | "
-                     f"{100 * r['score']:.1f}% | {elo_text(r['elo'])} "
-                     f"({elo_text(r['elo_low'])} .. {elo_text(r['elo_high'])}) | "
+                     f"{100 * r['score']:.1f}% | {elo_range(r['elo'], r['elo_low'], r['elo_high'])} | "
                      f"{r['forfeits'][0]} |")
     return "\n".join(lines)
 

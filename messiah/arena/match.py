@@ -30,7 +30,7 @@ import cshogi
 from cshogi import CSA
 from tqdm import tqdm
 
-from messiah.arena.stats import Game, elo_text, merge, parse_sprt, summarize
+from messiah.arena.stats import Game, elo_range, merge, parse_sprt, summarize
 from messiah.arena.watchdog import GRACE_SECONDS
 from messiah.config import at_least, setting
 from messiah.environment import environment
@@ -320,8 +320,9 @@ def match_openings(cfg: MatchConfig, pairs: int) -> Openings:
         count = max(1, pairs)
         path = write_random_openings(Path(cfg.out), count, cfg.seed)
         if cfg.openings == "auto":
-            print(f"no shared opening set at {DEFAULT_OPENINGS}: openings of {RANDOM_OPENING_PLIES} random moves "
-                  f"({count}) written to {path}", file=sys.stderr)
+            openings = "1 opening" if count == 1 else f"{count} openings"
+            print(f"no shared opening set at {DEFAULT_OPENINGS}: {openings} of {RANDOM_OPENING_PLIES} random moves "
+                  f"written to {path}", file=sys.stderr)
         return Openings(str(path), list(range(pairs)))
     if not cfg.openings:
         return Openings(None, [None] * pairs)
@@ -429,8 +430,7 @@ def report(cfg: MatchConfig, names: tuple[str, str], summary: dict) -> str:
 def _report(title: str, names: tuple[str, str], summary: dict, last: str) -> str:
     lines = [title,
              f"W-L-D {summary['wins']}-{summary['losses']}-{summary['draws']}  score {100 * summary['score']:.1f}%",
-             f"Elo difference {elo_text(summary['elo'])} (95% interval {elo_text(summary['elo_low'])} .. "
-             f"{elo_text(summary['elo_high'])})",
+             f"Elo difference {elo_range(summary['elo'], summary['elo_low'], summary['elo_high'], named=True)}",
              f"as black W-L-D {summary['black']}, as white {summary['white']}, "
              f"mean length {summary['mean_plies']:.0f} plies",
              "endings: " + ", ".join(f"{k or '?'} {v}" for k, v in sorted(summary["endings"].items())),

@@ -188,6 +188,17 @@ def _add_colour(texts) -> str:
     return "-".join(map(str, totals))
 
 
+def elo_range(elo: float, low: float, high: float, named: bool = False) -> str:
+    """An Elo difference and its 95% interval as text, ``+52 (+10 .. +94)``, with ``named`` ``+52 (95% interval +10 ..
+    +94)``. An all-won or all-lost match has no estimate and its interval one end: that end, read as the one-sided
+    bound it is, ``at least -113 (95%; every game won)``."""
+    if elo == math.inf:
+        return f"at least {elo_text(low)} (95%; every game won)"
+    if elo == -math.inf:
+        return f"at most {elo_text(high)} (95%; every game lost)"
+    return f"{elo_text(elo)} ({'95% interval ' if named else ''}{elo_text(low)} .. {elo_text(high)})"
+
+
 def elo_text(x: float) -> str:
     """An Elo difference or bound as text: signed, +inf/-inf for an all-won or all-lost match."""
     if not math.isfinite(x):
