@@ -39,7 +39,6 @@ positions (training), fed by :func:`board_arrays` or :func:`hcp_arrays`.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from typing import NamedTuple
 
@@ -105,10 +104,8 @@ for _t in range(cshogi.PROM_PAWN, cshogi.PROM_ROOK + 1):
     KIND_CHANNEL[_t] = KIND_CHANNEL[_t - 8]
 _WHITE_OFFSET = 16  # cshogi piece code = piece type (+16 for white)
 
-_CACHE = os.environ.get("MESSIAH_NO_JIT_CACHE") is None
 
-
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def _write(pieces, hands, turn, out):
     """Fill ``out`` (zeroed, SHAPE) for one position: pieces = cshogi codes by square, hands (2, 7)."""
     own_kind = np.zeros(81, np.int64)  # piece type in the side-to-move frame, 0 = empty
@@ -166,13 +163,13 @@ def _write(pieces, hands, turn, out):
         out[CH_PIECE + h, 0, :] = -hands[opp, h] / HAND_MAX[h]
 
 
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def _write_one(pieces, hands, turn, out):
     out[:] = 0.0
     _write(pieces, hands, turn, out)
 
 
-@njit(cache=_CACHE, parallel=True, nogil=True)
+@njit(cache=True, parallel=True, nogil=True)
 def _write_batch(pieces, hands, turns, out):
     for i in prange(pieces.shape[0]):
         out[i] = 0.0
@@ -182,7 +179,7 @@ def _write_batch(pieces, hands, turns, out):
 # Waking the thread pool costs more than a few positions, and its threads then spin and take the core the
 # evaluator needs: small batches (the searches' leaves) run on the calling thread. (A separate function:
 # two dispatchers of one function would share one cache entry.)
-@njit(cache=_CACHE, nogil=True)
+@njit(cache=True, nogil=True)
 def _write_batch_serial(pieces, hands, turns, out):
     for i in range(pieces.shape[0]):
         out[i] = 0.0

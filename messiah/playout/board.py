@@ -32,8 +32,6 @@ E toward the 1-file), 8-9 black's knight jumps and 10-11 white's. A white piece 
 
 from __future__ import annotations
 
-import os
-
 import cshogi
 import numpy as np
 from numba import njit
@@ -118,7 +116,6 @@ ZOBRIST_TURN = np.int64(_rng.integers(-(2**63), 2**63 - 1, dtype=np.int64))
 for _c in range(2):
     ZOBRIST_HAND[_c, :, 0] = 0  # an empty hand slot adds nothing
 
-_CACHE = os.environ.get("MESSIAH_NO_JIT_CACHE") is None
 # How the mate searches' functions compile. Most of them make no array and only read and write views of the
 # caller's (a state row states[k], a move list, a slice of scratch), and each such view costs numba's reference
 # counts an atomic increment and decrement: 18% of mate in five's compiled time. Those run without the reference
@@ -126,8 +123,8 @@ _CACHE = os.environ.get("MESSIAH_NO_JIT_CACHE") is None
 # by a slice assignment (copy element by element). A function that allocates says ``REFCOUNTED``. Every compiled
 # function of the core says which: one that allocated made its callers slower too (_droppable's move list cost every
 # mate search about 10%, a954991).
-NO_REFCOUNTS = {"cache": _CACHE, "nogil": True, "_nrt": False}
-REFCOUNTED = {"cache": _CACHE, "nogil": True, "_nrt": True}
+NO_REFCOUNTS = {"cache": True, "nogil": True, "_nrt": False}
+REFCOUNTED = {"cache": True, "nogil": True, "_nrt": True}
 
 
 @njit(**NO_REFCOUNTS)
