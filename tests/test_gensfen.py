@@ -18,7 +18,7 @@ from conftest import GAMES, GUARD, program, read_hcpe
 
 from messiah.arena.client import EngineError, UsiClient
 from messiah.cli import main
-from messiah.train.gensfen import GensfenConfig, Opening, Settings, gensfen, play_teacher_game
+from messiah.train.gensfen import GensfenConfig, Opening, gensfen, play_teacher_game
 
 ENGINE = "/usr/games/fairy-stockfish"
 HCPE = cshogi.HuffmanCodedPosAndEval
@@ -214,8 +214,8 @@ def test_a_game_the_engine_did_not_search_is_refused_with_one_line(tmp_path, fak
     single = Opening("sfen 8k/9/9/9/9/9/9/2r6/K8 b - 17", ())
     client = UsiClient(command)
     try:
-        records, _ = play_teacher_game(client, Settings(command, nodes=1000, random_moves=0, max_ply=17),
-                                       np.random.default_rng(0), single)
+        cfg = GensfenConfig(str(out), engine=command, nodes=1000, random_moves=0)
+        records, _ = play_teacher_game(client, cfg, np.random.default_rng(0), single, max_ply=17)
     finally:
         client.close()
     assert len(records) == 1 and records["eval"][0] == 0

@@ -27,6 +27,7 @@ the index is added to it), and rerunning the same command continues toward its t
 
 from __future__ import annotations
 
+import dataclasses
 import multiprocessing as mp
 import os
 import signal
@@ -35,7 +36,7 @@ import time
 import warnings
 from collections import Counter
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import cshogi
@@ -152,22 +153,6 @@ class GensfenConfig:
         at_least(self, 0, "random_moves")
 
 
-@dataclass(frozen=True)
-class Settings:
-    """How games are played and recorded (sent to every worker)."""
-
-    engine: str = DEFAULT_ENGINE
-    options: dict[str, str] = field(default_factory=dict)
-    depth: int | None = None
-    nodes: int | None = None
-    random_moves: int = RANDOM_MOVES
-    record_from: int = RECORD_FROM
-    max_ply: int = DRAW_PLY
-    adjudicate_eval: int = ADJUDICATE_EVAL
-    adjudicate_plies: int = ADJUDICATE_PLIES
-    search_seconds: float = SEARCH_SECONDS
-
-
 Ending = tuple[int | None, str]  # the winner (cshogi.BLACK or cshogi.WHITE, None for a draw) and how the game ended
 
 
@@ -193,11 +178,11 @@ class _Adjudication:
         return self.side if self.streak >= self.plies else None
 
 
-def _short(report: SearchReport, settings: Settings) -> bool:
+def _short(report: SearchReport, cfg: GensfenConfig) -> bool:
     """Whether a search fell short of the depth or nodes asked (see NODES_SHARE)."""
-    if settings.depth is not None:
-        return report.depth is None or report.depth < settings.depth
-    return report.nodes is None or report.nodes < NODES_SHARE * settings.nodes
+    if cfg.depth is not None:
+        return report.depth is None or report.depth < cfg.depth
+    return report.nodes is None or report.nodes < NODES_SHARE * cfg.nodes
 
 
 class _TeacherGame:
@@ -205,8 +190,8 @@ class _TeacherGame:
     adjudication count, the searches counted for the check and the short ones among them, and once it is over, its
     :data:`Ending`."""
 
-    def __init__(self, engine: UsiClient, settings: Settings, opening: Opening | None):
-        self.engine, self.settings = engine, settings
+    def __init__(self, engine: UsiClient, cfg: GensfenConfig, opening: Opening | None, max_ply: int):
+        self.engine, self.cfg, self.max_ply = engine, cfg, max_ply
         self.board = cshogi.Board()
         self.position = "startpos"
         self.usi_moves: list[str] = []
@@ -215,7 +200,7 @@ class _TeacherGame:
             self.board.set_position(f"{opening.position} moves {' '.join(opening.moves)}")
             self.usi_moves = list(opening.moves)
         self.rows: list[tuple[np.ndarray, int, int]] = []  # a recorded position's hcp, eval and best move16
-        self.adjudication = _Adjudication(settings.adjudicate_eval, settings.adjudicate_plies)
+        self.adjudication = _Adjudication(ADJUDICATE_EVAL, ADJUDICATE_PLIES)
         self.counted = 0  # searches counted for the check
         self.short: list[tuple[int, SearchReport]] = []  # the short ones' plies and reports
         self.ending: Ending | None = None
@@ -230,16 +215,16 @@ class _TeacherGame:
         """Whether the game is over before a move: mate, or the draw at ``max_ply``."""
         if self.board.is_game_over():
             self.ending = cshogi.opponent(self.board.turn), "mate"
-        elif self.ply >= self.settings.max_ply:
+        elif self.ply >= self.max_ply:
             self.ending = None, "max_ply"
         return self.ending is not None
 
     def search(self) -> int | None:
-        """The engine's move in the position, which is recorded with its eval from ``record_from`` on; None when
+        """The engine's move in the position, which is recorded with its eval from RECORD_FROM on; None when
         the engine resigned or declared a win (a loss when the position does not qualify), or its eval has
         adjudicated the game. EngineError for an illegal move."""
         board, turn = self.board, self.board.turn
-        bestmove, score = self.engine.search(self.position, self.usi_moves, self.settings.depth, self.settings.nodes)
+        bestmove, score = self.engine.search(self.position, self.usi_moves, self.cfg.depth, self.cfg.nodes)
         if bestmove == "resign":
             self.ending = cshogi.opponent(turn), "resign"
             return None
@@ -255,9 +240,9 @@ class _TeacherGame:
         score = int(np.clip(score, -MAX_CP, MAX_CP))
         if abs(score) < MAX_CP and len(board.legal_moves) > 1:  # mates and single moves may stop early
             self.counted += 1
-            if _short(self.engine.report, self.settings):
+            if _short(self.engine.report, self.cfg):
                 self.short.append((self.ply, self.engine.report))
-        if self.ply >= self.settings.record_from:
+        if self.ply >= RECORD_FROM:
             board.to_hcp(self._hcp)
             self.rows.append((self._hcp["hcp"][0].copy(), score, cshogi.move16(move)))
         winner = self.adjudication.winner(turn, score)
@@ -283,9 +268,9 @@ class _TeacherGame:
         searched, so it must not be written (a run that went on would write only such games)."""
         if not self.short or len(self.short) <= SHORT_SHARE * self.counted:
             return
-        settings, engine = self.settings, self.engine
-        wanted = (f"a depth below the {settings.depth} asked" if settings.depth is not None
-                  else f"fewer than {NODES_SHARE:.0%} of the {settings.nodes:,} nodes asked")
+        cfg, engine = self.cfg, self.engine
+        wanted = (f"a depth below the {cfg.depth} asked" if cfg.depth is not None
+                  else f"fewer than {NODES_SHARE:.0%} of the {cfg.nodes:,} nodes asked")
         ply, report = self.short[0]
         name = f" ({engine.name})" if getattr(engine, "name", None) else ""
         raise EngineError(
@@ -315,14 +300,15 @@ def _random_plies(first: int, count: int, rng: np.random.Generator) -> set[int]:
     return set(rng.choice(candidates, min(count, len(candidates)), replace=False).tolist())
 
 
-def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Generator, opening: Opening | None = None,
-                      stopped: Callable[[], bool] = lambda: False) -> tuple[np.ndarray, str] | None:
+def play_teacher_game(engine: UsiClient, cfg: GensfenConfig, rng: np.random.Generator, opening: Opening | None = None,
+                      stopped: Callable[[], bool] = lambda: False,
+                      max_ply: int = DRAW_PLY) -> tuple[np.ndarray, str] | None:
     """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
-    ``stopped()`` turned true before the end. A random move before ``record_from`` is played without a search;
+    ``stopped()`` turned true before the end. A random move before RECORD_FROM is played without a search;
     from there on the engine searches (and so records) the position first. EngineError for a game whose searches
     fell short (:meth:`_TeacherGame.check_searches`)."""
-    game = _TeacherGame(engine, settings, opening)
-    random_plies = _random_plies(game.ply, settings.random_moves, rng)
+    game = _TeacherGame(engine, cfg, opening, max_ply)
+    random_plies = _random_plies(game.ply, cfg.random_moves, rng)
     engine.usinewgame()
     while True:
         if stopped():
@@ -331,7 +317,7 @@ def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Gene
             break
         ply = game.ply
         random_here = ply in random_plies
-        if random_here and ply < settings.record_from:
+        if random_here and ply < RECORD_FROM:
             game.adjudication.streak = 0
         else:
             move = game.search()
@@ -345,7 +331,7 @@ def play_teacher_game(engine: UsiClient, settings: Settings, rng: np.random.Gene
     return game.records(), game.ending[1]
 
 
-def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed: np.random.SeedSequence,
+def _worker(index: int, cfg: GensfenConfig, openings: list[Opening] | None, seed: np.random.SeedSequence,
             out: mp.Queue, stop: mp.Event) -> None:
     """A worker process: play games until told to stop, sending each as ('game', bytes, reason). It takes
     its ``openings`` in turn (the parent deals each worker a shuffled share)."""
@@ -353,11 +339,11 @@ def _worker(index: int, settings: Settings, openings: list[Opening] | None, seed
     rng = np.random.default_rng(seed)
     engine = None
     try:
-        engine = UsiClient(settings.engine, settings.options, settings.search_seconds)
+        engine = UsiClient(cfg.engine, cfg.options, cfg.search_seconds)
         played = 0
         while not stop.is_set():
             opening = openings[played % len(openings)] if openings else None
-            game = play_teacher_game(engine, settings, rng, opening, stop.is_set)
+            game = play_teacher_game(engine, cfg, rng, opening, stop.is_set)
             played += 1
             if game is None:
                 break
@@ -428,8 +414,7 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
     positions, games, workers = cfg.positions, cfg.games, cfg.workers
     opening_list = load_openings(cfg.openings) if cfg.openings is not None else None
     random_moves = (0 if opening_list else RANDOM_MOVES) if cfg.random_moves is None else cfg.random_moves
-    settings = Settings(engine=resolve_engine(cfg.engine), options=dict(cfg.options), depth=cfg.depth,
-                        nodes=cfg.nodes, random_moves=random_moves, search_seconds=cfg.search_seconds)
+    cfg = dataclasses.replace(cfg, engine=resolve_engine(cfg.engine), random_moves=random_moves)  # what workers play
     path = Path(cfg.out)
     path.parent.mkdir(parents=True, exist_ok=True)
     have_positions = prepare_output(path)
@@ -464,7 +449,7 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
     bar = tqdm(total=target, initial=counts["positions"] if unit == "pos" else counts["games"] or 0,
                desc="gensfen", unit=unit, file=sys.stderr, disable=not progress, smoothing=0.1)
     try:
-        with WorkerPool(_worker, [(i, settings, shares[i], seeds[i]) for i in range(workers)], EngineError,
+        with WorkerPool(_worker, [(i, cfg, shares[i], seeds[i]) for i in range(workers)], EngineError,
                         "every worker has exited", "gensfen") as pool:
             _collect(pool, path, counts, done, bar, unit)
     except KeyboardInterrupt:
