@@ -21,6 +21,7 @@ from messiah.records import game_index_path, read_records
 from messiah.records.selfplayfile import (
     END_MATED,
     END_PROVEN_MATE,
+    END_REPETITION,
     END_TRUNCATED,
     EXPLORATORY,
     FINAL,
@@ -431,8 +432,8 @@ def test_a_net_loaded_from_onnx_trains_its_batch_norms(tmp_path):
 
 def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):
     from messiah.train.rl.learner import Learner, Window, selfplay_files
-    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
+    from messiah.train.trainer import initial_net
 
     os.environ["MESSIAH_RL_INPROCESS"] = "1"
     try:
@@ -442,7 +443,7 @@ def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):
 
         model = export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx")
         selfplay(cfg, 1, model)
-        window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
+        window = Window(selfplay_files(cfg.layout, 1), cfg.window)
         a = Learner(cfg, initial_net(cfg))
         a.refresh_target(window)
         assert len(window.trainable) > 0 and np.isfinite(window.targets[window.trainable]).all()
@@ -459,42 +460,30 @@ def test_the_learner_resumes_from_its_checkpoint_mid_generation(tmp_path):
         del os.environ["MESSIAH_RL_INPROCESS"]
 
 
-def test_search_bootstrap_flips_the_next_positions_recorded_root_value(tmp_path, monkeypatch):
-    """--bootstrap search: at lambda 0 a move's return is 1 - the root value the self-play search recorded for the
-    next position (the net's values play no part); --bootstrap net's differ."""
+def test_an_old_runs_config_resumes_unless_it_set_a_deleted_lever(tmp_path):
+    """--bootstrap search is deleted (a closed lever): a run saved with it is refused by name, never continued as
+    a --bootstrap net run; a run saved with the old field at the kept setting ('net') loads as it was."""
     from messiah.errors import UserError
-    from messiah.models.export import export_onnx
-    from messiah.train.rl.learner import Learner, Window, selfplay_files
-    from messiah.train.trainer import initial_net
-    from messiah.train.rl.loop import selfplay
+    from messiah.train.rl.config import load_config, save_config
 
-    with pytest.raises(UserError, match="double-dqn"):
-        tiny(tmp_path, bootstrap="search", double_dqn=True)
-    monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
-    cfg = tiny(tmp_path, bootstrap="search", lam=0.0, resign=0.0, max_ply=30)
+    cfg = tiny(tmp_path, lam=0.5)
     (tmp_path / "rl").mkdir()
-    selfplay(cfg, 1, export_onnx(initial_net(cfg), tmp_path / "rl" / "m.onnx"))
-    window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
-    window.compute_targets(Learner(cfg, initial_net(cfg)).values, cfg)
-    records = window.records(np.arange(len(window)))
-    value, game = np.asarray(records["value"]), np.asarray(records["game"])
-    inside = np.flatnonzero(game[:-1] == game[1:])  # rows followed by a position of the same game
-    assert len(inside) > 20
-    expected = 1.0 - value[inside + 1]  # a proven position's recorded value is already 1
-    np.testing.assert_allclose(window.targets[inside], expected, atol=1e-6)
-
-    by_net = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
-    net_cfg = replace(cfg, bootstrap="net")
-    by_net.compute_targets(Learner(net_cfg, initial_net(net_cfg)).values, net_cfg)
-    assert not np.allclose(by_net.targets[inside], expected, atol=1e-3)
+    save_config(cfg)
+    path = tmp_path / "rl" / "config.json"
+    saved = json.loads(path.read_text())
+    path.write_text(json.dumps({**saved, "bootstrap": "net"}))
+    assert load_config(tmp_path / "rl") == cfg
+    path.write_text(json.dumps({**saved, "bootstrap": "search"}))
+    with pytest.raises(UserError, match="bootstrap 'search'"):
+        load_config(tmp_path / "rl")
 
 
 def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_path, monkeypatch):
     import messiah.train.rl.learner as learner_module
     from messiah.errors import UserError
     from messiah.train.rl.learner import Learner, Window, selfplay_files
-    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
+    from messiah.train.trainer import initial_net
 
     with pytest.raises(UserError, match="more than the whole batch"):
         tiny(tmp_path, teacher_fraction=0.6, strong_fraction=0.5)
@@ -513,7 +502,7 @@ def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_pat
     monkeypatch.setattr(learner_module, "teacher_batch",
                         lambda data, rows: drawn.append((data, len(rows))) or draw(data, rows))
 
-    window = Window(selfplay_files(tmp_path / "rl", 1), cfg.window)
+    window = Window(selfplay_files(cfg.layout, 1), cfg.window)
     window.compute_targets(learner.values, cfg)
     batch = learner.batch(window, 0)
     assert drawn == [(learner.teacher, 4), (learner.strong, 4)]
@@ -526,6 +515,26 @@ def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_pat
     drawn.clear()  # an empty window: the data files fill the batch in their proportions
     batch = learner.batch(Window([], cfg.window), 0)
     assert drawn == [(learner.teacher, 8), (learner.strong, 8)] and len(batch["features"]) == 16
+
+
+def test_a_self_play_game_ends_on_the_board_as_the_rules_say():
+    """Mated (the side to move lost), a plain repetition (a draw) once a move of the game has been played but not in
+    the opening's own history, and a game still going past --max-ply (truncated, no winner)."""
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.selfplay import game_over
+
+    cfg = RLConfig(teacher=[], strong=[], openings="", max_ply=6)
+    mated = cshogi.Board("4k4/4G4/4G4/9/9/9/9/9/4K4 w - 1")  # white's king on 5a: no legal move
+    assert game_over(mated, 3, cfg) == (END_MATED, cshogi.BLACK)
+    board = cshogi.Board()
+    assert game_over(board, 0, cfg) is None
+    for move in ["5i5h", "5a5b", "5h5i", "5b5a"]:  # back to the start position: a repetition
+        board.push_usi(move)
+    assert game_over(board, 4, cfg) == (END_REPETITION, None)
+    assert game_over(board, 0, cfg) is None  # the same moves as an opening: its history does not count
+    for move in ["7g7f", "3c3d"]:
+        board.push_usi(move)
+    assert board.move_number == 7 and game_over(board, 6, cfg) == (END_TRUNCATED, None)
 
 
 def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
@@ -698,8 +707,8 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     it holds the TREE rows with their own index, the log counts them, and a batch draws --tree-fraction of its
     rows from them, with move values and no return."""
     from messiah.train.rl.learner import Learner, Window, selfplay_files
-    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import run
+    from messiah.train.trainer import initial_net
 
     monkeypatch.setenv("MESSIAH_RL_INPROCESS", "1")
     cfg = tiny(tmp_path, tree_visits=2, tree_fraction=0.25, nodes=24, gate=False)
@@ -716,7 +725,7 @@ def test_a_run_with_tree_rows_files_them_apart_and_trains_on_their_share(tmp_pat
     assert "tree_positions" in (out / "log.csv").read_text().splitlines()[0]
 
     learner = Learner(cfg, initial_net(cfg))
-    window = Window(selfplay_files(out, 1), cfg.window)
+    window = Window(selfplay_files(cfg.layout, 1), cfg.window)
     window.compute_targets(learner.values, cfg)
     assert window.tree_size == len(tree) and np.isfinite(window.targets[window.trainable]).all()
     batch = learner.batch(window, 0)
@@ -816,8 +825,8 @@ def test_a_run_replays_to_the_bit_with_any_number_of_actors(tmp_path):
 def test_actors_on_a_local_ray_instance(tmp_path):
     ray = pytest.importorskip("ray")
     from messiah.models.export import export_onnx
-    from messiah.train.trainer import initial_net
     from messiah.train.rl.loop import selfplay
+    from messiah.train.trainer import initial_net
 
     cfg = tiny(tmp_path, ray="local", games=3, actors=2)
     (tmp_path / "rl").mkdir()

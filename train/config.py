@@ -27,6 +27,7 @@ from messiah.winrate import TEACHER_SCALE
 
 LOSSES = ("value", "rank", "margin", "dueling")
 DUELING_HIDDEN = 64  # the value head's width when ``loss="dueling"`` and the net config names none
+VAL_FRACTION = 0.05  # the held-out tail of each teacher file, by game: pretraining's default, the RL learner's share
 
 
 @dataclass
@@ -68,7 +69,7 @@ class Machine:
     amp: Literal["bf16", "fp16", "off"] = setting("bf16", runtime=True)
     """autocast dtype on CUDA (fp16 with a gradient scaler); ignored on the CPU"""
     threads: int = setting(0, runtime=True)
-    """torch threads (0: torch's own choice)"""
+    """torch's and numba's threads (0: their own choice)"""
     progress: bool = setting(True, runtime=True)
     """show progress bars on stderr"""
 
@@ -110,7 +111,7 @@ class TrainConfig(Training):
     """start the Magic Vec at zero (every Q at 0.5); --init random only"""
     steps: int = 20_000
     """optimizer steps"""
-    val_fraction: float = 0.05
+    val_fraction: float = VAL_FRACTION
     """held-out tail of each file, cut at a game boundary"""
     val_positions: int = setting(4096, runtime=True)
     """held-out positions validated every --eval-every steps"""

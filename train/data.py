@@ -14,6 +14,10 @@ import numpy as np
 
 from messiah.records import HCPE, Records, count_games, game_index_path, read_records, split_by_game
 from messiah.train.batch import Batch, teacher_rows
+from messiah.train.config import VAL_FRACTION
+
+VAL_SEED = 1  # the held-out positions validated: one fixed draw, the same at every validation of every run
+VAL_BATCH = 512  # positions per validation batch
 
 
 @dataclass
@@ -51,7 +55,7 @@ class TeacherData:
     validation part was found to hold (``val_games[f]``; None where known): a gap of 3+ plies between
     recorded positions or a shuffled file would make the guess split by position."""
 
-    def __init__(self, paths: Sequence[str | os.PathLike], val_fraction: float = 0.05):
+    def __init__(self, paths: Sequence[str | os.PathLike], val_fraction: float = VAL_FRACTION):
         self.files = [read_records(p) for p in paths]
         self.has_evals = [f.has_evals for f in self.files]
         self.val_games: list[int | None] = []
@@ -83,3 +87,16 @@ class TeacherData:
         """Gather records for rows of a (file, record) index array."""
         return self.gather(index).records
 
+
+
+def held_out(index: np.ndarray, positions: int) -> np.ndarray:
+    """Up to ``positions`` rows of a held-out (file, record) index, drawn once with VAL_SEED: every validation of
+    every run (pretraining's and the RL learner's) reads the same positions."""
+    return index[np.random.default_rng(VAL_SEED).permutation(len(index))[:positions]]
+
+
+def validation_batches(data: TeacherData, rows: np.ndarray) -> list[Batch]:
+    """``rows`` of ``data`` (a TeacherData, or anything with its ``gather``) as batches of VAL_BATCH, the empty
+    ones (no legal teacher move) left out."""
+    batches = [data.gather(rows[i : i + VAL_BATCH]).batch() for i in range(0, len(rows), VAL_BATCH)]
+    return [b for b in batches if len(b)]

@@ -36,7 +36,6 @@ import warnings
 from functools import partial
 from pathlib import Path
 
-import numpy as np
 import torch
 import torch.distributed as dist
 import torch.nn.functional as F
@@ -48,9 +47,18 @@ from messiah.errors import DataError, UserError
 from messiah.models.net import AllMovesNet
 from messiah.train.batch import value_loss
 from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
-from messiah.train.data import TeacherData
+from messiah.train.data import TeacherData, held_out, validation_batches
 from messiah.train.loader import StepBatches, step_batches
-from messiah.train.trainer import Process, Trainer, initial_net, legal_logits, load_checkpoint, setup_process, to_device
+from messiah.train.trainer import (
+    Process,
+    Trainer,
+    initial_net,
+    legal_logits,
+    load_checkpoint,
+    set_threads,
+    setup_process,
+    to_device,
+)
 
 __all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train"]
 
@@ -82,16 +90,6 @@ def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> di
             "result_rows": (has_target & ~has_eval).float().mean()}
 
 
-def set_threads(n: int) -> None:
-    """Torch's and numba's thread counts both to ``n``. Both run on one OpenMP runtime: after numba's
-    parallel feature kernel (in a batch's planes) has run with more threads, torch's kernels run with that many
-    too, and on a busy machine their spinning barriers made a step 5x slower."""
-    import numba
-
-    torch.set_num_threads(n)
-    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
-
-
 def start_log(path: Path, resume_step: int | None) -> None:
     """Write the header; on resume keep the rows up to the checkpoint (later ones are redone)."""
     kept = []
@@ -120,18 +118,29 @@ def append_log(path: Path, row: dict) -> None:
         pass
 
 
-def validation_batches(data: TeacherData, cfg: TrainConfig, proc: Process) -> list[dict[str, torch.Tensor]]:
+def validation_set(data: TeacherData, cfg: TrainConfig, proc: Process) -> list[dict[str, torch.Tensor]]:
     """Up to ``val_positions`` held-out positions (a fixed draw), as device batches of 512. ValueError when
     none has a legal teacher move: the data is too small to hold a game out."""
-    rows = data.val_index[np.random.default_rng(1).permutation(len(data.val_index))[: cfg.val_positions]]
-    batches = [data.gather(rows[i : i + 512]).batch().tensors() for i in range(0, len(rows), 512)]
-    batches = [to_device(b, proc.device) for b in batches if len(b["teacher"])]
+    batches = [to_device(b.tensors(), proc.device)
+               for b in validation_batches(data, held_out(data.val_index, cfg.val_positions))]
     if not batches:
         raise DataError(f"{', '.join(map(str, cfg.data))}: the held-out part (the last {cfg.val_fraction:.0%} of "
                          f"each file, from a game boundary) holds {len(data.val_index)} positions, none with a legal "
                          f"teacher move, out of {len(data.train_index) + len(data.val_index)}: too little data to "
                          "validate (give more games, or a larger val_fraction)")
     return batches
+
+
+def resumed_state(cfg: TrainConfig, ckpt: Path) -> dict:
+    """The checkpoint a resumed run goes on from; UserError when there is none, or when ``cfg`` is another run."""
+    if not ckpt.exists():
+        raise UserError(f"{ckpt}: no checkpoint to resume from (start the run without --resume)")
+    saved = load_checkpoint(ckpt)
+    changes = run_changes(from_dict(TrainConfig, saved["config"]), cfg)
+    if changes:
+        raise UserError(f"{ckpt}: resuming would change the run ({'; '.join(changes)}): resume with the run's "
+                        "own settings, or start a new run in another --out")
+    return saved
 
 
 def train(cfg: TrainConfig, resume: bool = False) -> Path:
@@ -142,13 +151,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
                       f"reaches lr {cfg.lr:g} and never decays (lower warmup)", stacklevel=2)
     out = Path(cfg.out)
     ckpt = checkpoint_path(out)
-    if resume and not ckpt.exists():
-        raise UserError(f"{ckpt}: no checkpoint to resume from (start the run without --resume)")
-    saved = load_checkpoint(ckpt) if resume else None
-    changes = run_changes(from_dict(TrainConfig, saved["config"]), cfg) if resume else []
-    if changes:
-        raise UserError(f"{ckpt}: resuming would change the run ({'; '.join(changes)}): resume with the run's "
-                         "own settings, or start a new run in another --out")
+    saved = resumed_state(cfg, ckpt) if resume else None
     proc = setup_process(cfg.device)
     out.mkdir(parents=True, exist_ok=True)
     if cfg.threads:
@@ -161,7 +164,7 @@ def train(cfg: TrainConfig, resume: bool = False) -> Path:
     if saved is not None:
         trainer.restore(saved)
     log_path = out / "log.csv"
-    val_batches = validation_batches(data, cfg, proc) if proc.main else []
+    val_batches = validation_set(data, cfg, proc) if proc.main else []
     if proc.main:
         start_log(log_path, trainer.steps_done if resume else None)
     dataset = StepBatches(data.files, data.train_index, cfg.batch_size, cfg.seed, proc.rank, cfg.mirror)

@@ -43,6 +43,17 @@ from messiah.train.config import Optim, Training
 LossFn = Callable[[nn.Module, dict[str, torch.Tensor]], dict[str, torch.Tensor]]
 
 
+def set_threads(n: int) -> None:
+    """Torch's and numba's thread counts both to ``n`` (the learners' ``--threads``). Both run on one OpenMP
+    runtime: after numba's parallel feature kernel (a batch's planes, the target net's sweep) has run with more
+    threads, torch's kernels run with that many too, and on a busy machine their spinning barriers made a step 5x
+    slower."""
+    import numba
+
+    torch.set_num_threads(n)
+    numba.set_num_threads(min(n, numba.config.NUMBA_NUM_THREADS))
+
+
 def initial_net(cfg: Training) -> AllMovesNet:
     """The net a run starts from (``cfg.init``): 'random' (new weights of ``cfg.net``, seeded by ``cfg.seed``,
     the Magic Vec at zero where ``cfg.zero_embedding`` says so), 'default' (the shipped model), an ONNX file, or

@@ -27,6 +27,7 @@ from messiah.paths import SHARED_DATA
 from messiah.rules import DRAW_PLY
 from messiah.search import SEARCH_NAMES
 from messiah.train.config import Training
+from messiah.train.rl.layout import RunLayout
 
 DEFAULT_OPENINGS = SHARED_DATA / "openings" / "records2016_10818.sfen"
 AGREEMENT_SET = SHARED_DATA / "floodgate" / "test.hcpe"
@@ -117,10 +118,6 @@ class RLConfig(Training):
     """Watkins's Q(lambda) cuts the trace at exploratory moves; Peng's does not"""
     double_dqn: bool = False
     """bootstrap with Q_target(s, argmax_a Q_online(s, a)) instead of max_a Q_target(s, a)"""
-    bootstrap: Literal["net", "search"] = "net"
-    """V(s) that the lambda-returns bootstrap from: 'net', the target net's max_a Q_target(s, a) (one ply, made
-    anew as the net learns), or 'search', the root value the self-play search gave s when the game was played
-    (--nodes visits deep, fixed at the time; a proven mate is 1 either way)"""
     target_every: int = 0
     """learner steps between target-network refreshes (0: once per generation)"""
     window: int = 200_000
@@ -186,11 +183,16 @@ class RLConfig(Training):
     the learner goes on from its weights with a fresh optimiser and target net. A run without gates plays each
     candidate's games, so a drift feeds itself; this bounds it (the starting model counts as verified at 0)"""
     threads: int = setting(1, runtime=True)
-    """the learner's torch threads (0: torch's own choice)"""
+    """the learner's torch and numba threads (0: their own choice)"""
     ray: str = setting("", runtime=True)
     """run the actors on Ray: 'auto' (a running cluster), an address, or 'local' (start one here)"""
     seed: int = 0
     """seed of openings, exploration, batches and a random init"""
+
+    @property
+    def layout(self) -> RunLayout:
+        """Where the run's files are (its folder, --out)."""
+        return RunLayout(Path(self.out))
 
     def __post_init__(self) -> None:
         super().__post_init__()
@@ -212,19 +214,30 @@ class RLConfig(Training):
             raise UserError(f"--tau must be positive, not {self.tau}")
         if self.gate_sprt:
             parse_sprt(self.gate_sprt)
-        if self.double_dqn and self.bootstrap == "search":
-            raise UserError("--double-dqn chooses the target net's move: it has no meaning with --bootstrap search")
         if self.rollback and not self.verify_every:
             raise UserError("--rollback acts on the verifications: give --verify-every N as well")
 
 
+# Levers measured, closed and deleted with their flags (CHANGELOG), each with the setting the code keeps: a saved run
+# that set one otherwise is refused by name, never continued as another run.
+CLOSED = {"bootstrap": "net"}
+
+
 def load_config(out: str | os.PathLike) -> RLConfig | None:
-    path = Path(out) / "config.json"
-    return from_dict(RLConfig, json.loads(path.read_text())) if path.exists() else None
+    """The configuration a run saved in its folder, or None; UserError for a run that set a closed lever."""
+    path = RunLayout(Path(out)).config
+    if not path.exists():
+        return None
+    saved = json.loads(path.read_text())
+    for name, kept in CLOSED.items():
+        if saved.get(name, kept) != kept:
+            raise UserError(f"{path}: the run has {name} {saved[name]!r}, a lever closed and deleted (CHANGELOG): "
+                            "continue it with the messiah version that started it")
+    return from_dict(RLConfig, saved)
 
 
 def save_config(cfg: RLConfig) -> None:
-    write_json(Path(cfg.out) / "config.json", dataclasses.asdict(cfg))
+    write_json(cfg.layout.config, dataclasses.asdict(cfg))
 
 
 def parse_sprt(text: str) -> tuple[float, float]:

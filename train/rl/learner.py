@@ -14,8 +14,7 @@ the newest ``window`` self-play positions (whole games). A self-play row's loss:
 
 The lambda-returns of the whole window are computed whenever the target network changes (per generation,
 or every ``target_every`` steps): V(s) = max_a Q_target(s, a) of every window position in one sweep (or,
-with double DQN, Q_target at the online net's argmax; with ``--bootstrap search`` the root value each position's
-self-play search recorded), then the backward recursion per game.
+with double DQN, Q_target at the online net's argmax), then the backward recursion per game.
 
 A model to start from may be an ONNX file (the shipped default has no checkpoint), loaded for training by
 :func:`messiah.models.from_onnx.net_from_onnx`.
@@ -43,13 +42,14 @@ from messiah.records import read_records
 from messiah.records.decode import positions
 from messiah.records.selfplayfile import FINAL, SELFPLAY, read_selfplay_games, tree_file
 from messiah.train.batch import NO_RANK, Batch, concat, mirror, selfplay_rows, value_loss
-from messiah.train.data import TeacherData, gather
+from messiah.train.config import VAL_FRACTION
+from messiah.train.data import TeacherData, gather, held_out, validation_batches
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
+from messiah.train.rl.layout import RunLayout
 from messiah.train.rl.targets import window_targets
-from messiah.train.trainer import Trainer, legal_logits, load_checkpoint, setup_process, to_device
+from messiah.train.trainer import Trainer, legal_logits, load_checkpoint, set_threads, setup_process, to_device
 
 SWEEP = 1024  # positions per forward pass when computing target values
-TEACHER_VAL_FRACTION = 0.05  # the teacher files' held-out tail (as pretraining holds it out)
 
 
 # --------------------------------------------------------------------------- batches and losses
@@ -159,21 +159,20 @@ class Learner:
     def __init__(self, cfg: RLConfig, net: AllMovesNet):
         self.cfg = cfg
         if cfg.threads:
-            torch.set_num_threads(cfg.threads)
+            set_threads(cfg.threads)
         self.proc = setup_process(cfg.device)
         self.trainer = Trainer(net, cfg, partial(rl_losses, cfg=cfg), self.proc)  # no horizon: no fixed end
         self.target = copy.deepcopy(self.trainer.net).eval()
         self.target_step = 0
-        self.path = Path(cfg.out) / "learner.pt"
-        self.teacher = TeacherData(cfg.teacher, TEACHER_VAL_FRACTION) if cfg.teacher else None
+        self.path = cfg.layout.learner
+        self.teacher = TeacherData(cfg.teacher, VAL_FRACTION) if cfg.teacher else None
         self.strong = TeacherData(cfg.strong, 0.0) if cfg.strong and cfg.strong_fraction else None
         self.val = self._validation_sets()
 
     def _validation_sets(self) -> dict[str, list[dict[str, torch.Tensor]]]:
         sets = {}
         if self.teacher is not None and len(self.teacher.val_index):
-            rows = self.teacher.val_index[np.random.default_rng(1).permutation(len(self.teacher.val_index))]
-            sets["teacher"] = self._batches(self.teacher, rows[: self.cfg.val_positions])
+            sets["teacher"] = self._batches(self.teacher, held_out(self.teacher.val_index, self.cfg.val_positions))
         if AGREEMENT_SET.exists():  # positions of strong programs' games, all held out (nothing trains on them)
             files = [read_records(AGREEMENT_SET)]
             rows = np.stack([np.zeros(len(files[0]), np.int64), np.arange(len(files[0]))], axis=1)
@@ -181,8 +180,7 @@ class Learner:
         return sets
 
     def _batches(self, data: TeacherData, rows: np.ndarray) -> list[dict[str, torch.Tensor]]:
-        out = [teacher_batch(data, rows[i : i + 512]) for i in range(0, len(rows), 512)]
-        return [tensors(b, self.proc.device) for b in out if len(b)]
+        return [tensors(b, self.proc.device) for b in validation_batches(data, rows)]
 
     @property
     def steps_done(self) -> int:
@@ -205,10 +203,7 @@ class Learner:
     @torch.no_grad()
     def values(self, records: np.ndarray) -> np.ndarray:
         """V(s) of each record's position for its side to move: max_a Q_target(s, a), or with double DQN
-        Q_target(s, argmax_a Q_online(s, a)); with ``--bootstrap search`` the value self-play recorded: its
-        search's root value (a truncated game's final position, never searched: the actor net's max Q)."""
-        if self.cfg.bootstrap == "search":
-            return np.asarray(records["value"], np.float64)
+        Q_target(s, argmax_a Q_online(s, a))."""
         arrays, legal = positions(records)
         padded, mask = pad_indices([idx for _, idx in legal])
         x = torch.from_numpy(planes(arrays)).to(self.proc.device)
@@ -231,6 +226,28 @@ class Learner:
             z = z_target.max(1).values
         v = torch.sigmoid(z).cpu().numpy()
         return np.where(mask.any(1), v, 0.0)  # no legal move: mated
+
+    def target_due(self, until: int) -> bool:
+        """The target network's refresh rule, its one home: with --target-every, due once the online net has
+        taken that many steps since the copy; else due when the copy is older than the generation that ends at
+        step ``until`` (so once a generation, at its start; a resumed generation keeps its saved copy)."""
+        if self.cfg.target_every:
+            return self.steps_done - self.target_step >= self.cfg.target_every
+        return self.target_step < until - self.cfg.steps
+
+    def learn(self, window: Window, until: int, bar=None) -> dict[str, float]:
+        """A generation's steps up to ``until`` on ``window``: its returns first (by a refreshed target net where
+        :meth:`target_due`, else by the saved one), then :meth:`train`; the figures."""
+        start = time.perf_counter()
+        if self.steps_done < until:
+            if self.target_due(until):
+                self.refresh_target(window)
+            else:
+                window.compute_targets(self.values, self.cfg)
+        targets_s = time.perf_counter() - start
+        figures = self.train(window, until, bar)
+        figures["target_refresh_s"] += targets_s
+        return figures
 
     def refresh_target(self, window: Window) -> float:
         """Copy the online net into the target net and recompute the window's returns; seconds taken."""
@@ -268,7 +285,7 @@ class Learner:
         return tensors(batch, self.proc.device)
 
     def train(self, window: Window, until: int, bar=None) -> dict[str, float]:
-        """Steps until ``steps_done == until`` (refreshing the target net every ``target_every`` steps, and
+        """Steps until ``steps_done == until`` (refreshing the target net where :meth:`target_due`, and
         checkpointing every ``checkpoint_every``); the mean loss terms and the throughput."""
         if not len(window.trainable) and self.teacher is None and self.strong is None:
             raise UserError("nothing to train on: no self-play positions and no teacher data")
@@ -277,7 +294,7 @@ class Learner:
         data_s = target_s = 0.0
         start = time.perf_counter()
         while self.steps_done < until:
-            if self.cfg.target_every and self.steps_done - self.target_step >= self.cfg.target_every:
+            if self.target_due(until):
                 target_s += self.refresh_target(window)
             t0 = time.perf_counter()
             b = self.batch(window, self.steps_done)
@@ -330,6 +347,6 @@ class _Files:
         return gather(self.files, index)
 
 
-def selfplay_files(out: Path, upto: int) -> list[Path]:
+def selfplay_files(layout: RunLayout, upto: int) -> list[Path]:
     """The generation files 1..upto that exist, oldest first."""
-    return [p for g in range(1, upto + 1) if (p := out / "selfplay" / f"g{g:04d}.selfplay").exists()]
+    return [p for g in range(1, upto + 1) if (p := layout.selfplay(g)).exists()]

@@ -65,6 +65,7 @@ from messiah.train.rl.config import (
     parse_sprt,
     save_config,
 )
+from messiah.train.rl.layout import RunLayout
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
 GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
@@ -120,15 +121,14 @@ def game_specs(cfg: RLConfig, generation: int) -> list[GameSpec]:
 
 def selfplay(cfg: RLConfig, generation: int, model: Path) -> dict:
     """Play the generation's missing games into its file; the figures of all its games."""
-    out = Path(cfg.out) / "selfplay"
-    out.mkdir(parents=True, exist_ok=True)
-    path = out / f"g{generation:04d}.selfplay"
+    path = cfg.layout.selfplay(generation)
+    path.parent.mkdir(parents=True, exist_ok=True)
     prepare(path)
     prepare(tree_file(path))
     records, _ = read_selfplay_games(path)
     done = set(np.unique(np.asarray(records["game"])).tolist()) if len(records) else set()
     todo = [s for s in game_specs(cfg, generation) if s.game not in done]
-    stats_path = out / f"g{generation:04d}.stats.jsonl"
+    stats_path = cfg.layout.stats(generation)
     _trim_stats(stats_path, done)
     start = time.perf_counter()
     if todo:
@@ -347,8 +347,8 @@ def match_openings(cfg: RLConfig, out: Path, games: int, seed: int) -> str:
 def gate(cfg: RLConfig, generation: int, candidate: Path, best: Path) -> dict:
     """The candidate against the best (gates/gNNNN); promoted by SPRT, else by score."""
     sprt = parse_sprt(cfg.gate_sprt) if cfg.gate_sprt else None
-    s = play_models(cfg, Path(cfg.out) / "gates" / f"g{generation:04d}", candidate, best, cfg.gate_games,
-                    cfg.seed * 1000 + generation, sprt)
+    s = play_models(cfg, cfg.layout.gate(generation), candidate, best, cfg.gate_games, cfg.seed * 1000 + generation,
+                    sprt)
     decision = s["sprt"]["decision"] if sprt else "continue"
     promoted = decision == "H1 accepted" or (decision == "continue" and s["score"] >= cfg.gate_threshold)
     return {"gate_games": s["games"], "gate_wins": s["wins"], "gate_losses": s["losses"], "gate_draws": s["draws"],
@@ -374,9 +374,8 @@ def rollback_target(verified: list, generation: int, figures: dict) -> tuple[lis
 def verify(cfg: RLConfig, generation: int, candidate: Path) -> dict:
     """The candidate against the run's fixed reference, its starting model (verify/gNNNN): Elo with its
     interval. Other openings than the gates' (another seed)."""
-    out = Path(cfg.out)
-    s = play_models(cfg, out / "verify" / f"g{generation:04d}", candidate, out / "models" / "g0000.onnx",
-                    cfg.verify_games, cfg.seed * 1000 + 500 + generation)
+    s = play_models(cfg, cfg.layout.verify(generation), candidate, cfg.layout.model(0), cfg.verify_games,
+                    cfg.seed * 1000 + 500 + generation)
     return {f"verify_{k}": _number(s, k) for k in ("games", "wins", "losses", "draws", "elo", "elo_low",
                                                         "elo_high")} | {"verify_s": s["seconds"]}
 
@@ -394,21 +393,21 @@ class RunState:
     verified: list = field(default_factory=lambda: [0, 0.0])
 
     @classmethod
-    def load(cls, out: Path) -> RunState:
-        path = out / "state.json"
+    def load(cls, layout: RunLayout) -> RunState:
+        path = layout.state
         if not path.exists():
             return cls()
         saved = json.loads(path.read_text())
         return cls(saved["generation"], saved["best_generation"], saved.get("verified", [0, 0.0]))
 
-    def save(self, out: Path) -> None:
-        write_json(out / "state.json", asdict(self))
+    def save(self, layout: RunLayout) -> None:
+        write_json(layout.state, asdict(self))
 
 
-def _initial_model(cfg: RLConfig, out: Path, learner_net_fn) -> Path:
+def _initial_model(cfg: RLConfig, learner_net_fn) -> Path:
     """models/g0000.onnx: the starting model (an ONNX init is copied byte for byte: generation 0 is exactly the
     model given)."""
-    path = out / "models" / "g0000.onnx"
+    path = cfg.layout.model(0)
     if path.exists():
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -444,12 +443,12 @@ def run(cfg: RLConfig) -> Path:
     """Run (or continue) the loop up to ``cfg.generations``; the best model's path. Each generation: self-play
     with the best model, learning on the window, the candidate judged (gate, verification), promoted or rolled
     back, its figures written."""
-    out = Path(cfg.out)
-    _start(cfg, out)
+    layout = cfg.layout
+    _start(cfg)
     from messiah.train.rl.learner import Learner
     from messiah.train.trainer import initial_net
 
-    state = RunState.load(out)
+    state = RunState.load(layout)
     net = None
 
     def net_fn():
@@ -457,10 +456,10 @@ def run(cfg: RLConfig) -> Path:
         net = net or initial_net(cfg)
         return net
 
-    _initial_model(cfg, out, net_fn)
-    best = out / "models" / "best.onnx"
+    _initial_model(cfg, net_fn)
+    best = layout.best
     if not best.exists():
-        shutil.copyfile(out / "models" / f"g{state.best_generation:04d}.onnx", best)
+        shutil.copyfile(layout.model(state.best_generation), best)
     learner = None
     while state.generation <= cfg.generations:
         g = state.generation
@@ -469,8 +468,8 @@ def run(cfg: RLConfig) -> Path:
         if learner is None:
             learner = Learner(cfg, net_fn())
             learner.load()
-        figures.update(_learn(cfg, out, g, learner))
-        candidate = out / "models" / f"g{g:04d}.onnx"
+        figures.update(_learn(cfg, g, learner))
+        candidate = layout.model(g)
         if not candidate.exists():  # written atomically after the last step; after a rollback it is not the learner's
             learner.export(candidate, g)
         figures.update(gate(cfg, g, candidate, best) if cfg.gate else {"promoted": 1})
@@ -479,55 +478,46 @@ def run(cfg: RLConfig) -> Path:
         back = _promote_or_roll_back(cfg, state, g, candidate, best, figures)
         figures["best_generation"] = state.best_generation
         figures["generation_s"] = time.perf_counter() - gen_start
-        (out / "gens").mkdir(exist_ok=True)
-        write_json(out / "gens" / f"g{g:04d}.json", figures)
+        layout.figures(g).parent.mkdir(exist_ok=True)
+        write_json(layout.figures(g), figures)
         if back is not None:  # a kill before state.json replays this tail: both steps are idempotent
-            _copy_atomic(out / "models" / f"g{back:04d}.onnx", best)
+            _copy_atomic(layout.model(back), best)
             learner.restart_from(best)
         state.generation = g + 1
-        state.save(out)
-        write_log(out)
-    if (out / "gens").exists():
-        write_log(out)  # also after a kill between a generation's end and its log
+        state.save(layout)
+        write_log(layout.root)
+    if layout.all_figures():
+        write_log(layout.root)  # also after a kill between a generation's end and its log
     return best
 
 
-def _start(cfg: RLConfig, out: Path) -> None:
+def _start(cfg: RLConfig) -> None:
     """The run's folder with its configuration; UserError when continuing would change the run; what the run
     goes without said on stderr."""
-    out.mkdir(parents=True, exist_ok=True)
-    saved = load_config(out)
+    layout = cfg.layout
+    layout.root.mkdir(parents=True, exist_ok=True)
+    saved = load_config(layout.root)
     if saved is not None:
         changes = run_changes(saved, cfg)
         if changes:
-            raise UserError(f"{out}: continuing would change the run ({'; '.join(changes)}): rerun with the run's "
-                             "own settings (see its config.json), or start a new run in another --out")
+            raise UserError(f"{layout.root}: continuing would change the run ({'; '.join(changes)}): rerun with the "
+                            "run's own settings (see its config.json), or start a new run in another --out")
     save_config(cfg)
-    with open(out / "environment.jsonl", "a") as f:  # a replay to the bit needs these versions
-        f.write(json_text({"from_generation": RunState.load(out).generation, **environment()}) + "\n")
+    with open(layout.environment, "a") as f:  # a replay to the bit needs these versions
+        f.write(json_text({"from_generation": RunState.load(layout).generation, **environment()}) + "\n")
     for line in missing_data(cfg):
         print(f"messiah rl: {line}", file=sys.stderr)
 
 
-def _learn(cfg: RLConfig, out: Path, generation: int, learner) -> dict:
-    """Generation ``generation``'s learning: the window of the newest self-play, its targets (the target net
-    refreshed once a generation unless --target-every), the steps up to the generation's share; the figures."""
+def _learn(cfg: RLConfig, generation: int, learner) -> dict:
+    """Generation ``generation``'s learning (Learner.learn) on the window of the newest self-play; the figures."""
     from messiah.train.rl.learner import Window, selfplay_files
 
-    until = generation * cfg.steps
     learn_start = time.perf_counter()
-    window = Window(selfplay_files(out, generation), cfg.window)
-    targets_start = time.perf_counter()
-    if learner.steps_done < until:
-        if not cfg.target_every and learner.target_step < (generation - 1) * cfg.steps:
-            learner.refresh_target(window)  # once per generation, at its start
-        else:  # the saved target net (a resumed generation, or --target-every)
-            window.compute_targets(learner.values, cfg)
-    targets_s = time.perf_counter() - targets_start
+    window = Window(selfplay_files(cfg.layout, generation), cfg.window)
     bar = tqdm(total=cfg.steps, initial=max(0, learner.steps_done - (generation - 1) * cfg.steps),
                desc=f"g{generation} learn", unit="step", file=sys.stderr, disable=not cfg.progress)
-    figures = learner.train(window, until, bar)
-    figures["target_refresh_s"] += targets_s
+    figures = learner.learn(window, generation * cfg.steps, bar)
     bar.close()
     figures.update(window=len(window), tree_window=window.tree_size,
                    target_mean=float(np.nanmean(window.targets)) if len(window) else math.nan,
@@ -553,7 +543,8 @@ def _promote_or_roll_back(cfg: RLConfig, state: RunState, generation: int, candi
 
 def write_log(out: Path) -> Path:
     """log.csv from the generations' json files (so a resumed run never duplicates a row), and log.png."""
-    files = sorted((out / "gens").glob("g*.json"))
+    layout = RunLayout(out)
+    files = layout.all_figures()
     rows = [json.loads(p.read_text()) for p in files]
     for file, row in zip(files, rows, strict=True):
         unknown = set(row) - set(LOG_FIELDS) - set(JSON_ONLY)
@@ -567,7 +558,7 @@ def write_log(out: Path) -> Path:
         if row.get("promoted") and math.isfinite(_number(row, "elo")):
             total += row["elo"]
         row["total_elo"] = total
-    path = out / "log.csv"
+    path = layout.log
     with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
         writer = csv.DictWriter(f, LOG_FIELDS, restval="")
         writer.writeheader()

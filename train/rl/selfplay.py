@@ -45,9 +45,9 @@ from messiah.records.selfplayfile import (
     SELFPLAY,
     TREE,
 )
-from messiah.rules import MAX_LEGAL_MOVES
+from messiah.rules import MAX_LEGAL_MOVES, GameRules
 from messiah.search import Limits, Searcher
-from messiah.search.base import REPETITION_LOOKBACK
+from messiah.search.base import RULES, is_proven, terminal_value
 from messiah.search.mcts import RootNoise
 from messiah.train.rl.config import RLConfig
 from messiah.winrate import zero_sum
@@ -58,8 +58,6 @@ NO_SLOT = 0xFFFF  # ``best``/``played`` of a final row
 # TreeStrap rows a move adds at most (the most visited nodes first): at 64 to 200 visits a move, the second and
 # third root moves' subtrees hold a few nodes searched deeply enough to say more than the network alone.
 TREE_ROWS_PER_MOVE = 2
-# Repetitions that end a game by the rules (the engine's search also scores "superior" repetitions; games go on).
-REPETITION_RESULT = {cshogi.REPETITION_DRAW: None, cshogi.REPETITION_WIN: True, cshogi.REPETITION_LOSE: False}
 
 
 @dataclass(frozen=True)
@@ -220,6 +218,34 @@ def _row(board: cshogi.Board, spec: GameSpec, values: np.ndarray, value: float, 
     return row
 
 
+def final_row(searcher, board: cshogi.Board, spec: GameSpec, scale: float) -> np.ndarray:
+    """A truncated game's last position, never searched: the network's move values and their max as its value,
+    flagged FINAL, no move."""
+    q = searcher.cache.get(board).q
+    row = _row(board, spec, q, float(q.max()), scale)
+    row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
+    return row
+
+
+class Resignation:
+    """A side resigns when its root value is below ``cfg.resign`` at RESIGN_STREAK of its moves in a row (not with
+    a proven win). A ``resign_playout`` share of games, drawn at their start, plays on instead and notes in the
+    game's stats which side would have resigned first (the false-resign rate's sample)."""
+
+    def __init__(self, cfg: RLConfig, rng: np.random.Generator):
+        self.threshold = cfg.resign
+        self.streak = [0, 0]
+        self.playout = cfg.resign > 0 and rng.random() < cfg.resign_playout
+
+    def resigns(self, turn: int, value: float, proven: bool, stats: GameStats) -> bool:
+        self.streak[turn] = self.streak[turn] + 1 if self.threshold > 0 and value < self.threshold else 0
+        if self.streak[turn] < RESIGN_STREAK or proven:
+            return False
+        if self.playout and stats.would_resign < 0:
+            stats.would_resign = turn
+        return not self.playout
+
+
 class GameStopped(Exception):
     """A game left unfinished because its actor was told to stop: it is dropped, not recorded."""
 
@@ -238,19 +264,15 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig, stop=None) -> tu
     seconds0, calls0 = evaluator.seconds, evaluator.calls
     start = time.perf_counter()
     stats, rows, tree, moved = GameStats(), [], [], 0
-    streak = [0, 0]
-    playout = cfg.resign > 0 and rng.random() < cfg.resign_playout
+    resignation = Resignation(cfg, rng)
     winner: int | None = None  # 0 black, 1 white, None draw / truncated
     while True:
         turn = board.turn
-        ended = game_over(board, moved, cfg)
+        ended = game_over(board, moved, cfg, searcher.rules)
         if ended is not None:
             stats.end, winner = ended
             if stats.end == END_TRUNCATED:  # the final position, kept so that its value can be bootstrapped
-                q = searcher.cache.get(board).q
-                row = _row(board, spec, q, float(q.max()), cfg.scale)
-                row["flags"], row["best"], row["played"] = FINAL, NO_SLOT, NO_SLOT
-                rows.append(row)
+                rows.append(final_row(searcher, board, spec, cfg.scale))
             break
         if stop is not None and stop.is_set():
             raise GameStopped(f"game {spec.game} stopped after {moved} moves")
@@ -265,13 +287,9 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig, stop=None) -> tu
             break
         proven = result.mate is not None and result.mate > 0
         value = 1.0 if proven else min(1.0, max(0.0, result.winrate))
-        streak[turn] = streak[turn] + 1 if cfg.resign > 0 and value < cfg.resign else 0
-        if streak[turn] >= RESIGN_STREAK and not proven:
-            if not playout:
-                stats.end, winner = END_RESIGN, 1 - turn
-                break
-            if stats.would_resign < 0:
-                stats.would_resign = turn
+        if resignation.resigns(turn, value, proven, stats):
+            stats.end, winner = END_RESIGN, 1 - turn
+            break
         slot = choose_slot(values, best, proven, moved, cfg, rng)
         row = _row(board, spec, values, value, cfg.scale)
         row["bestMove16"], row["best"], row["played"] = cshogi.move16(int(moves[slot])), best, slot
@@ -294,20 +312,20 @@ def play_selfplay_game(searcher, spec: GameSpec, cfg: RLConfig, stop=None) -> tu
     return out, stats
 
 
-def game_over(board: cshogi.Board, moved: int, cfg: RLConfig) -> tuple[int, int | None] | None:
+def game_over(board: cshogi.Board, moved: int, cfg: RLConfig,
+              rules: GameRules = RULES) -> tuple[int, int | None] | None:
     """How the game ends before the side to move searches, as (END_*, winner: 0 black, 1 white, None for a draw
-    or a truncation), or None: mated, an entering-king declaration, a repetition (after the game's first move:
-    the opening's own history does not count), the maximum ply passed."""
+    or a truncation), or None. The search's own rules judge it (search.base.terminal_value): the game ends where
+    the search would score the move just played as ending the line, one ply below its root, so mated, an
+    entering-king declaration, or a repetition that the rules end (a plain one, a perpetual check; not one with
+    other hands, which a root's move is searched on through); the opening's position (no move played yet) counts
+    no repetition, its history being the opening's own. Then self-play's own rule: the maximum ply passed."""
     turn = board.turn
-    if board.is_game_over():
-        return END_MATED, 1 - turn
-    if board.is_nyugyoku():
-        return END_DECLARATION, turn
-    if moved:
-        repetition = board.is_draw(REPETITION_LOOKBACK)
-        if repetition in REPETITION_RESULT:
-            wins = REPETITION_RESULT[repetition]
-            return END_REPETITION, None if wins is None else (turn if wins else 1 - turn)
+    value = terminal_value(board, 1 if moved else 0, rules)
+    if value is not None and is_proven(value):  # a forced result delivered now: the mover's mate or declaration
+        return (END_DECLARATION, turn) if value > 1 else (END_MATED, 1 - turn)
+    if value is not None:  # a repetition, valued for the side to move: won, lost, or else the rules' draw
+        return END_REPETITION, {1.0: turn, 0.0: 1 - turn}.get(value)
     if board.move_number > cfg.max_ply:
         return END_TRUNCATED, None
     return None
