@@ -10,8 +10,19 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+
+
+def _run_file(name: str) -> property:
+    """A file of the whole run, ``name`` under the folder."""
+    return property(lambda self: self.root / name)
+
+
+def _generation_file(folder: str, suffix: str) -> Callable[[RunLayout, int], Path]:
+    """A generation's file (or folder): ``folder/gNNNN`` and ``suffix``."""
+    return lambda self, generation: self.root / folder / f"{RunLayout.name(generation)}{suffix}"
 
 
 @dataclass(frozen=True)
@@ -20,51 +31,22 @@ class RunLayout:
 
     root: Path
 
+    config = _run_file("config.json")
+    state = _run_file("state.json")
+    environment = _run_file("environment.jsonl")
+    learner = _run_file("learner.pt")
+    log = _run_file("log.csv")
+    best = _run_file("models/best.onnx")
+    model = _generation_file("models", ".onnx")
+    selfplay = _generation_file("selfplay", ".selfplay")
+    stats = _generation_file("selfplay", ".stats.jsonl")
+    gate = _generation_file("gates", "")
+    verify = _generation_file("verify", "")
+    figures = _generation_file("gens", ".json")
+
     @staticmethod
     def name(generation: int) -> str:
         return f"g{generation:04d}"
-
-    @property
-    def config(self) -> Path:
-        return self.root / "config.json"
-
-    @property
-    def state(self) -> Path:
-        return self.root / "state.json"
-
-    @property
-    def environment(self) -> Path:
-        return self.root / "environment.jsonl"
-
-    @property
-    def learner(self) -> Path:
-        return self.root / "learner.pt"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "log.csv"
-
-    @property
-    def best(self) -> Path:
-        return self.root / "models" / "best.onnx"
-
-    def model(self, generation: int) -> Path:
-        return self.root / "models" / f"{self.name(generation)}.onnx"
-
-    def selfplay(self, generation: int) -> Path:
-        return self.root / "selfplay" / f"{self.name(generation)}.selfplay"
-
-    def stats(self, generation: int) -> Path:
-        return self.root / "selfplay" / f"{self.name(generation)}.stats.jsonl"
-
-    def gate(self, generation: int) -> Path:
-        return self.root / "gates" / self.name(generation)
-
-    def verify(self, generation: int) -> Path:
-        return self.root / "verify" / self.name(generation)
-
-    def figures(self, generation: int) -> Path:
-        return self.root / "gens" / f"{self.name(generation)}.json"
 
     def all_figures(self) -> list[Path]:
         """Every generation's figures written so far, in order."""
