@@ -32,6 +32,9 @@ ENTERING_KING_RULES = ("NoEnteringKing", "CSARule24", "CSARule24H", "CSARule27",
 DEFAULT_ENTERING_KING_RULE = "CSARule27"  # floodgate's and the CSA tournaments' rule, YaneuraOu's default
 DRAW = 0.5  # a draw's value for the side to move when neither side is told to avoid one
 MAX_LEGAL_MOVES = 593  # the most legal moves a shogi position can have (a known composed position)
+# Plies of a game's history searched for a repetition (cshogi's Board.is_draw(16), the search's and the playout
+# core's alike): a line that comes back to a position further back than this goes on.
+REPETITION_PLIES = 16
 # The ply at which the project's own games still going are draws: teacher generation (gensfen --max-ply), self-play
 # (rl --max-ply) and matches (match --draw). The engine itself draws only at MaxMovesToDraw (0: never); cshogi.cli's
 # own default is 256.

@@ -22,7 +22,7 @@ import numpy as np
 from numba import njit
 
 from messiah.playout import board as core
-from messiah.playout import mate
+from messiah.playout import mate, mate_one
 from messiah.tools.bench import position_set
 
 LINE = 16  # room for a leaf's mate line
@@ -61,9 +61,9 @@ def core_all(states, histories, at, ply, work):
     found = 0
     for i in range(states.shape[0]):
         b = states[i]
-        if not core.in_check(b) and mate.mate_in_one(b):
+        if not core.in_check(b) and mate_one.mate_in_one(b):
             found += 1
-        elif mate.mate_in_odd_with(*work, b, histories[i], at[i], ply, line):
+        elif mate.mate_in_odd(work, b, histories[i], at[i], ply, line):
             found += 1
     return found
 
@@ -83,7 +83,7 @@ def main() -> None:
     args = parser.parse_args()
     boards = [b for seed in range(args.repeat) for b in leaves(seed)]
     states, histories, at = arrays(boards)
-    work = tuple(mate.MateWork.empty())
+    work = mate.MateWork.empty()
     core_all(states[:2], histories[:2], at[:2], args.ply, work)  # compiled before it is timed
     ours_us, theirs_us = [], []
     for _ in range(args.rounds):

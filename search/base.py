@@ -19,7 +19,7 @@ import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
-from messiah.rules import GameRules
+from messiah.rules import REPETITION_PLIES, GameRules
 from messiah.search.timeman import Clock
 
 MATE = 2.0
@@ -38,7 +38,6 @@ REPETITION_VALUE = {
     cshogi.REPETITION_INFERIOR: 0.0,
 }
 HANDS_REPETITION_PLY = 2
-REPETITION_LOOKBACK = 16  # plies of history searched for a repetition
 RULES = GameRules()  # the default rules: CSARule27, draws at 0.5 for both sides, no ply limit
 INFO_EVERY = 0.5  # seconds between a search's progress reports (USI PvInterval)
 
@@ -69,7 +68,7 @@ def clamp(value: float) -> float:
 def repetition_value(board: cshogi.Board, ply: int, rules: GameRules) -> float | None:
     """The value of a repetition for the side to move of ``board``, ``ply`` plies from the root, or None when
     the position does not repeat (or repeats with other hands closer to the root than HANDS_REPETITION_PLY)."""
-    repetition = board.is_draw(REPETITION_LOOKBACK)
+    repetition = board.is_draw(REPETITION_PLIES)
     if repetition == cshogi.NOT_REPETITION:
         return None
     if repetition == cshogi.REPETITION_DRAW:
@@ -265,8 +264,8 @@ MATE_NODES = 20_000  # df-pn nodes at the root of a search: a fraction of a seco
 
 class Visited(NamedTuple):
     """A position the last search visited below its root: the moves that reach it from the root, its visits, each
-    of its moves' values for its side to move (the move generator's order), its own value, and the move a search
-    from it would choose with its index (self-play's tree rows)."""
+    of its moves' values for its side to move (cshogi's order of its legal moves), its own value, and the move a
+    search from it would choose with its index in that order (self-play's tree rows)."""
 
     line: list[int]
     visits: int
@@ -341,7 +340,7 @@ class Searcher(ABC):
         return 1
 
     def move_values(self, board: cshogi.Board) -> np.ndarray | None:
-        """The last search's value of each legal move of ``board`` (the move generator's order) for its side to
+        """The last search's value of each legal move of ``board`` (cshogi's legal move order) for its side to
         move, when that search kept them (a tree rooted at ``board``); None otherwise (alpha-beta keeps none)."""
         return None
 

@@ -7,8 +7,9 @@ simulation descends by the selection rule to a child that has no node yet, score
 (``1 - v`` per ply). Leaves are gathered ``batch_size`` at a time under a virtual loss (each new leaf
 once) and scored in one forward pass, which feeds a GPU full batches. The tree is kept between moves: a
 later search from a position two plies (or more) down the previous root's tree reuses that subtree. The tree is
-:mod:`search.tree`'s flat arrays: a simulation's descent and a batch's backups run in compiled code, and Python
-only pushes the chosen line on cshogi's board and takes the new leaf down.
+:mod:`search.tree`'s flat arrays, and a batch's descents, its leaves (each taken down on the playout core's board:
+the line's end by the rules, the mate check, the planes) and its backups run in compiled code (:mod:`search.playout`);
+Python runs the forward pass between.
 
 - UCB1: argmax mean + c * sqrt(ln N / n) (the method's multi-armed bandit search);
 - PUCT: argmax mean + c * P * sqrt(N) / (1 + n) with P = softmax(Q / temperature), the move scores used
@@ -21,13 +22,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import NamedTuple
 
 import cshogi
 import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
-from messiah.features import PositionArrays
 from messiah.search.base import (
     DEFAULT_SETTINGS,
     MATE_NODES,
@@ -38,21 +37,15 @@ from messiah.search.base import (
     SearchResult,
     SearchSettings,
     Visited,
-    clamp,
     has_opponent_king,
-    is_proven,
     mate_in_one,
     root_mate,
-    terminal_value,
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
 from messiah.search.playout import CoreLeaves, RuleSet
 from messiah.search.timeman import Clock
 from messiah.search.tree import (
-    DROPPED,
-    IN_FLIGHT,
     MAX_DEPTH,
-    MAX_MOVES,
     PUCT,
     UCB1,
     NodeView,
@@ -74,16 +67,14 @@ PUCT_TEMPERATURE = 0.024
 # models").
 BATCH_SIZE = 8
 BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
-# The mate check at each new node. USI LeafMateNodes: df-pn nodes there (64 cost 30 us, a third of a forward pass);
-# at 0, cshogi's checks for a mate in one ply and in LeafMatePly plies (five: about 5 us, two thirds of the mates of
-# df-pn's 64 nodes; three: about a microsecond). Five plies without df-pn beat df-pn's 64 nodes by +117 (+7 .. +227)
-# in 40 games at byoyomi 1000, an SPRT (0, 50) that accepted; three plies and 256 nodes had lost to 64 (docs/search.md,
-# "LeafMateNodes and LeafMatePly").
-LEAF_MATE_NODES = 0
+# The mate check at each new node: cshogi's checks for a mate in one ply and in LeafMatePly plies (five: two thirds of
+# the mates of df-pn's 64 nodes; three: a third of the cost), in the playout core's compiled copy with the same
+# verdicts (search.playout). Five plies beat df-pn's 64 nodes by +117 (+7 .. +227) in 40 games at byoyomi 1000, an
+# SPRT (0, 50) that accepted; three plies and 256 nodes had lost to 64 (docs/search.md, "LeafMateNodes and
+# LeafMatePly"); df-pn at each node (the old LeafMateNodes) went with the Python leaves (issue 93).
 LEAF_MATE_PLY = 5
-MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate the short check has proven
-LEAF_MATE_OPTION = SearchOption("LeafMateNodes", "leaf_mate_nodes", LEAF_MATE_NODES, 0, 100_000)
-# cshogi's check takes an odd ply: a mate of at most an even number of plies is one of at most one ply fewer.
+MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate the short check has proven at the root
+# The check takes an odd ply: a mate of at most an even number of plies is one of at most one ply fewer.
 LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PLY, 3, 9)
 # The visits a child's one-pass score counts for (USI PriorVisits, in hundredths): its Q starts as that many visits'
 # mean, so backups outweigh it only once they outnumber it. Against 1.0 in 100 games each at 800 nodes: 4 scored -111
@@ -91,10 +82,6 @@ LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PL
 PRIOR_VISITS = 1.0
 # At zero an unvisited edge would have no mean; below a tenth the score is all but gone after one visit.
 PRIOR_VISITS_OPTION = SearchOption("PriorVisits", "prior_visits", PRIOR_VISITS, 10, 10000, scale=100)
-# Whether a batch's leaves are taken down in one compiled call on the playout core's board (search.playout, issue 70)
-# rather than on cshogi's board from Python: the same searches (tests/test_playout_leaves.py), more of them a second.
-# Off until a match decides, as any change of the default search is; LeafMateNodes > 0 keeps the Python path (df-pn).
-PLAYOUT_CORE_OPTION = SearchOption("PlayoutCore", "playout_core", 0, 0, 1)
 # The Dirichlet's total concentration over the root's moves when self-play mixes noise into PUCT's root prior: alpha =
 # this / legal moves, as KataGo's 10.83 / moves (AlphaZero's shogi alpha 0.15 over its games' 70 to 90 moves: 10 to 14).
 ROOT_NOISE_CONCENTRATION = 10.0
@@ -120,36 +107,22 @@ class RootNoise:
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
-class _Batch(NamedTuple):
-    """A batch's buffers, made once: per simulation its depth, its leaf's value (NaN: from the forward pass) and its
-    leaf's row (-1: none); per leaf to score its position's arrays, key, where its moves start among the batch's,
-    and the length of the mate line found there (always 0: a leaf with a mate is proven without a forward pass)."""
-
-    depths: np.ndarray
-    values: np.ndarray
-    leaf: np.ndarray
-    arrays: PositionArrays
-    keys: np.ndarray
-    offsets: np.ndarray
-    mate_len: np.ndarray
-
-    @staticmethod
-    def empty(size: int) -> _Batch:
-        return _Batch(np.zeros(size, np.int64), np.zeros(size), np.zeros(size, np.int64), PositionArrays.empty(size),
-                      np.zeros(size, np.uint64), np.zeros(size + 1, np.int64), np.zeros(size, np.int64))
+def in_legal_order(board: cshogi.Board, moves: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` of a node's ``moves`` (the playout core's order, which the tree keeps) in the order of cshogi's
+    legal moves of ``board``, the node's position: the order Searcher.move_values promises and records keep."""
+    at = {int(m): i for i, m in enumerate(moves)}
+    return values[[at[m] for m in board.legal_moves]]
 
 
 class BanditSearch(Searcher):
     """The shared tree (:class:`search.tree.Tree`); subclasses give the selection rule."""
 
     rule = UCB1
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION,
-               PLAYOUT_CORE_OPTION)
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION)
     root_parallel = True  # Threads: helper processes (search.parallel), each on one onnxruntime thread
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
-                 mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES, temperature: float = 0.0,
-                 leaf_mate_ply: int = LEAF_MATE_PLY, playout_core: bool = False,
+                 mate_nodes: int = MATE_NODES, temperature: float = 0.0, leaf_mate_ply: int = LEAF_MATE_PLY,
                  settings: SearchSettings = DEFAULT_SETTINGS):
         super().__init__(evaluator, mate_nodes, settings)
         self.c = c
@@ -159,21 +132,14 @@ class BanditSearch(Searcher):
         self.root: NodeView | None = None
         self.helpers: Helpers | None = None  # root-parallel helper processes (start_helpers)
         self.share: RootShare | None = None  # this process's row of their shared root statistics
-        self.leaf_dfpn = None
         self.root_noise: RootNoise | None = None  # self-play's exploration (PUCT only: UCB1 has no prior)
         # odd, as cshogi's check needs (LEAF_MATE_PLY_OPTION)
         self.leaf_mate_ply = max(3, leaf_mate_ply if leaf_mate_ply % 2 else leaf_mate_ply - 1)
-        if leaf_mate_nodes > 0:
-            self.leaf_dfpn = cshogi.DfPn()
-            self.leaf_dfpn.set_max_search_node(leaf_mate_nodes)
         self._paths = np.zeros((batch_size, MAX_DEPTH), np.int64)  # the batch's descents, edge by edge
         self._moves = np.zeros(MAX_DEPTH, np.int64)  # the moves of the descent being taken down
-        self._batch = _Batch.empty(batch_size)
-        # the playout core (PlayoutCore): its batch buffers, its cache of the network's answers, the root's state
-        self.core: CoreLeaves | None = None
-        if playout_core and self.leaf_dfpn is None:
-            self.core = CoreLeaves(batch_size, self.cache.max_bytes)
-        self.core_rules = RuleSet.of(self.rules)
+        # the leaves' compiled side: the batch's buffers, the cache of the network's answers, the root's state
+        self.leaves = CoreLeaves(batch_size, self.cache.max_bytes)
+        self.leaf_rules = RuleSet.of(self.rules)
 
     @property
     def positions_a_pass(self) -> int:
@@ -184,8 +150,7 @@ class BanditSearch(Searcher):
         super().new_game()
         self.root = None
         self.tree.clear()
-        if self.core is not None:
-            self.core.clear()
+        self.leaves.clear()
         if self.helpers is not None:
             self.helpers.send(("new_game",))
 
@@ -193,8 +158,7 @@ class BanditSearch(Searcher):
         """The evaluation cache gets half of ``megabytes``, the tree the other half."""
         super().set_hash(megabytes)
         self.tree.resize(megabytes * 2**20 // 2)
-        if self.core is not None:  # the core's leaves have their own cache in the cache's share
-            self.core.resize(megabytes * 2**20 // 2)
+        self.leaves.resize(megabytes * 2**20 // 2)  # the leaves' cache has the evaluation cache's share
 
     def hashfull(self) -> int:
         """Permille of the tree's share of USI_Hash in use: at 1000 the tree stops expanding."""
@@ -215,16 +179,14 @@ class BanditSearch(Searcher):
             self.helpers = self.share = None
 
     def _mate_line(self, board: cshogi.Board) -> list[int]:
-        """A mate for the side to move of a new node (mate in one, else the leaf df-pn's, else cshogi's short
-        check's), or []. In check too: a move that parries the check with a check can mate (dlshogi asks there;
-        cshogi's short check then takes only such moves, about 0.4 us)."""
+        """A mate for the side to move of the root's new node (mate in one, else cshogi's short check's, its line by
+        df-pn), or []: the leaves' check (search.playout) with cshogi's verdicts. In check too: a move that parries
+        the check with a check can mate (dlshogi asks there; cshogi's short check then takes only such moves)."""
         if not has_opponent_king(board):
             return []
         mate = mate_in_one(board) if not board.is_check() else 0  # cshogi's mate in one assumes no check
         if mate:
             return [mate]
-        if self.leaf_dfpn is not None:
-            return [int(m) for m in self.leaf_dfpn.get_pv(board)] if self.leaf_dfpn.search(board) else []
         if board.mate_move(self.leaf_mate_ply):  # cshogi's short mate check; df-pn gives the line
             return root_mate(board, MATE_LINE_NODES) or []
         return []
@@ -235,9 +197,8 @@ class BanditSearch(Searcher):
         return self.tree.add(self._key(board), scores.moves, scores.q, line)
 
     def _key(self, board: cshogi.Board) -> int:
-        """The tree's key of ``board``: the playout core's position key where the core takes the leaves down
-        (their nodes are keyed so), else cshogi's Zobrist hash."""
-        return self.core.key(board) if self.core is not None else board.zobrist_hash()
+        """The tree's key of ``board``: the playout core's position key, as the leaves' nodes are keyed."""
+        return self.leaves.key(board)
 
     def reusable(self, board: cshogi.Board) -> NodeView | None:
         """The previous tree's node for this position, up to REUSE_PLIES plies below the old root, or None."""
@@ -260,17 +221,14 @@ class BanditSearch(Searcher):
         return tree.view(0)
 
     def _root_scores(self, board: cshogi.Board) -> MoveScores:
-        """The root's move scores: from the evaluation cache, where the leaves' answers are kept."""
-        if self.core is None:
-            return self.cache.get(board)
-        scores, evaluated = self.core.root_scores(self.cache.evaluator)
+        """The root's move scores: from the leaves' cache, where the leaves' answers are kept."""
+        scores, evaluated = self.leaves.root_scores(self.cache.evaluator)
         self.cache.evaluations += evaluated
         return scores
 
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
-        if self.core is not None:
-            self.core.set_root(board)
+        self.leaves.set_root(board)
         root = self.root = self._root(board)
         root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says,
         self.tree.prove(0)  # unless its kept subtree proves it: then the proof is the answer
@@ -350,93 +308,24 @@ class BanditSearch(Searcher):
         return (clock.obvious, 1.0, clock.unstable)[shape]
 
     def _simulate_batch(self, board: cshogi.Board, count: int) -> tuple[int, int]:
-        """Run ``count`` simulations from the root (node 0) whose leaves are scored in one forward pass. The
-        descents run in compiled code (:func:`search.tree.select_leaf`); each new leaf is taken down while the board
-        stands on it (its arrays, legal moves and mate line) rather than copied: a board's copy carries its whole
-        game history, 20 us at ply 120. A simulation that selects a leaf another one of the batch already waits
-        for is dropped (python-dlshogi2's QUEUING and DISCARDED): scoring and backing up that leaf twice would
-        count one evaluation as two visits. A full tree (USI_Hash) expands nothing: a new leaf is then valued by
-        its move's Q. Returns the deepest ply and the simulations backed up. With the playout core all of this but
-        the forward pass is one compiled call (:meth:`search.playout.CoreLeaves.simulate`)."""
-        tree, paths, line, batch = self.tree, self._paths, self._moves, self._batch
-        if self.core is not None:
-            deepest, pending, scored = self.core.simulate(tree, self.rule, self.c, self.prior_visits, count, paths,
-                                                          line, self.core_rules, self.leaf_mate_ply,
-                                                          self.cache.evaluator)
-            self.cache.evaluations += scored
-            return deepest, pending
-        room = tree.room(count, count * MAX_MOVES)
-        batch.values.fill(np.nan)
-        batch.leaf.fill(-1)
-        legal = []
-        deepest = pending = 0
-        for _ in range(count):
-            depth, end = tree.select(self.rule, self.c, paths[pending], line)
-            deepest = max(deepest, depth)
-            if end == DROPPED:
-                continue
-            batch.depths[pending] = depth
-            if end >= 0:  # a proven node: its value
-                batch.values[pending] = tree.proven_value(end)
-                pending += 1
-                continue
-            edge = paths[pending, depth - 1]
-            moves = line[:depth].tolist()
-            for move in moves:
-                board.push(move)
-            ended = terminal_value(board, depth, self.rules)
-            if ended is not None and is_proven(ended):  # mated or a won declaration: a proof
-                batch.values[pending] = clamp(ended)
-                if room:
-                    tree.link(edge, tree.add_terminal(board.zobrist_hash(), clamp(ended)))
-            elif ended is not None:  # a repetition: its value, but no proof (cshogi flags the first recurrence,
-                batch.values[pending] = ended  # and the line may still be played on)
-            elif mate := self._mate_line(board):  # proven: no forward pass
-                batch.values[pending] = 1.0
-                if room:
-                    tree.link(edge, tree.add_mated(board.zobrist_hash(), mate))
-            else:
-                cached = self.cache.peek(board)
-                if not room:
-                    batch.values[pending] = cached.value() if cached is not None else 1.0 - tree.edge_q(edge)
-                elif cached is not None:
-                    child = tree.add(board.zobrist_hash(), cached.moves, cached.q, [])
-                    tree.link(edge, child)
-                    batch.values[pending] = tree.view(child).value()
-                else:
-                    tree.link(edge, IN_FLIGHT)
-                    k = len(legal)
-                    batch.leaf[pending] = k
-                    batch.arrays.set(k, board)
-                    batch.keys[k] = board.zobrist_hash()
-                    legal.append(np.fromiter(board.legal_moves, np.uint32))
-                    batch.offsets[k + 1] = batch.offsets[k] + len(legal[-1])
-            for _ in moves:
-                board.pop()
-            pending += 1
-        n = len(legal)
-        offsets = batch.offsets[: n + 1]
-        if n:
-            moves = np.concatenate(legal)
-            indices, q32 = self.cache.evaluator.score_flat(PositionArrays(*(a[:n] for a in batch.arrays)), moves,
-                                                           offsets)
-            for k in range(n):
-                lo, hi = offsets[k], offsets[k + 1]
-                self.cache.put(int(batch.keys[k]), MoveScores(legal[k], indices[lo:hi], q32[lo:hi]))
-            self.cache.evaluations += n
-            q, p, hits = tree.prepare(moves, q32, offsets, [[]] * n)  # a leaf with a mate never joins a batch
-        else:
-            moves, hits = np.zeros(1, np.uint32), batch.offsets[:1]
-            q = p = np.zeros(0)
-        tree.expand_and_backup(paths[:pending], batch.depths[:pending], batch.values[:pending], batch.leaf[:pending],
-                               batch.keys.view(np.int64), offsets, moves, q, p, hits, batch.mate_len)
+        """Run ``count`` simulations from the root (node 0) whose leaves are scored in one forward pass, all but the
+        pass in compiled code (:meth:`search.playout.CoreLeaves.simulate`: the descents, each new leaf taken down
+        on the playout core's board, its mate check, the cache). A simulation that selects a leaf another one of the
+        batch already waits for is dropped (python-dlshogi2's QUEUING and DISCARDED): scoring and backing up that
+        leaf twice would count one evaluation as two visits. A full tree (USI_Hash) expands nothing: a new leaf is
+        then valued by its move's Q. Returns the deepest ply and the simulations backed up."""
+        deepest, pending, scored = self.leaves.simulate(self.tree, self.rule, self.c, self.prior_visits, count,
+                                                        self._paths, self._moves, self.leaf_rules,
+                                                        self.leaf_mate_ply, self.cache.evaluator)
+        self.cache.evaluations += scored
         return deepest, pending
 
     def move_values(self, board: cshogi.Board) -> np.ndarray | None:
-        """The root's moves' values (:meth:`NodeView.move_values`) when the last search's root is ``board``."""
+        """The root's moves' values (:meth:`NodeView.move_values`) when the last search's root is ``board``, in
+        cshogi's order of its legal moves."""
         if self.root is None or self.root.key != self._key(board):
             return None
-        return self.root.move_values()
+        return in_legal_order(board, self.root.moves, self.root.move_values())
 
     def visited(self, board: cshogi.Board, min_visits: int, skip: int) -> list[Visited]:
         """The nodes below the last search's root ``board``, outside ``skip``'s subtree, that it visited at least
@@ -444,13 +333,20 @@ class BanditSearch(Searcher):
         if self.root is None or self.root.key != self._key(board):
             return []
         found: list[Visited] = []
+        position = board.copy()
         stack = [([move], child) for move, child in self.root.children.items() if move != skip]
         while stack:
             line, node = stack.pop()
             if node.visits < min_visits or node.terminal is not None or not node.count:
                 continue  # a node's visits bound its children's: nothing below qualifies either
-            best = node.choice()
-            found.append(Visited(line, node.visits, node.move_values(), node.value(), best, int(node.moves[best])))
+            best_move = int(node.moves[node.choice()])
+            for move in line:
+                position.push(move)
+            values = in_legal_order(position, node.moves, node.move_values())
+            best = list(position.legal_moves).index(best_move)
+            for _ in line:
+                position.pop()
+            found.append(Visited(line, node.visits, values, node.value(), best, best_move))
             stack.extend(([*line, move], child) for move, child in node.children.items())
         return sorted(found, key=lambda v: -v.visits)
 
@@ -491,11 +387,10 @@ class Ucb1(BanditSearch):
     options = (*BanditSearch.options, SearchOption("Ucb1C", "c", UCB1_C, 0, 1000, scale=100))
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = PRIOR_VISITS,
-                 batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_nodes: int = LEAF_MATE_NODES,
-                 leaf_mate_ply: int = LEAF_MATE_PLY, playout_core: bool = False,
+                 batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY,
                  settings: SearchSettings = DEFAULT_SETTINGS):
-        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes,
-                         leaf_mate_ply=leaf_mate_ply, playout_core=playout_core, settings=settings)
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_ply=leaf_mate_ply,
+                         settings=settings)
 
 
 class Puct(BanditSearch):
@@ -508,8 +403,6 @@ class Puct(BanditSearch):
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
                  prior_visits: float = PRIOR_VISITS, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
-                 leaf_mate_nodes: int = LEAF_MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY,
-                 playout_core: bool = False, settings: SearchSettings = DEFAULT_SETTINGS):
+                 leaf_mate_ply: int = LEAF_MATE_PLY, settings: SearchSettings = DEFAULT_SETTINGS):
         self.temperature = temperature
-        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_nodes, temperature,
-                         leaf_mate_ply, playout_core, settings)
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, temperature, leaf_mate_ply, settings)

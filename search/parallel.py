@@ -9,7 +9,7 @@ that did not see each other would grow the same tree. With the others' visits at
 selection sends it where the others have not looked yet, and the main root's visit counts are the sum of all
 the processes' (its best move is chosen from the whole work). Below the root each tree is its own.
 
-A process's row of the :class:`RootTable` holds the position it searches (its zobrist key) and its own visits
+A process's row of the :class:`RootTable` holds the position it searches (the tree's key of it) and its own visits
 and total values per root move, in the order of the position's legal moves, which every process generates
 alike. Rows are read and written without a lock: a read that races a write mixes two moments of the same
 counts, which a bandit's statistics absorb.

@@ -4,11 +4,11 @@ game's history before the root, the try, a declaration, mate), and each new leaf
 legal moves, its feature planes and move indices straight into the batch's input arrays, its key and the leaf mate
 check. Python then runs the network once and :func:`search.tree.expand_and_backup` expands and backs up.
 
-Today's Python per leaf (push the line on cshogi's board, the legal moves, the pieces, the mate check, pop) cost
-8-17 us a leaf before the loop's own Python (issue 70); here a leaf costs its compiled work only, and the network's
-answers are kept in a compiled cache (:class:`LeafCache`) rather than as Python objects. The bandit searches take
-this path with USI ``PlayoutCore 1`` (:class:`CoreLeaves`); tests/test_playout_leaves.py runs whole batches through
-it and holds its searches to the Python path's.
+The Python leaves this replaced (push the line on cshogi's board, the legal moves, the pieces, the mate check, pop)
+cost 8-17 us a leaf before the loop's own Python (issue 70); here a leaf costs its compiled work only, and the
+network's answers are kept in a compiled cache (:class:`LeafCache`) rather than as Python objects. It is the bandit
+searches' only leaf path (:class:`CoreLeaves`, issue 93); tests/test_playout_leaves.py runs whole batches through it
+and holds its searches to those Python leaves' (kept in tests/python_leaves.py as the oracle).
 """
 
 from __future__ import annotations
@@ -24,14 +24,23 @@ from messiah.features import SHAPE, _write
 from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
 from messiah.playout import board as core
 from messiah.playout import mate as core_mate
+from messiah.playout import mate_one
 from messiah.playout import rules as core_rules
 from messiah.playout.mate import MateWork
-from messiah.rules import MAX_LEGAL_MOVES
+from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES
 from messiah.search.base import HANDS_REPETITION_PLY, MATE, MATE_STEP
-from messiah.search.tree import CHILD, DROPPED, IN_FLIGHT, MAX_DEPTH, TERMINAL, Q, _add_terminal, select_leaf
+from messiah.search.tree import (
+    DROPPED,
+    IN_FLIGHT,
+    MAX_DEPTH,
+    add_terminal,
+    edge_q,
+    link,
+    proven_value,
+    select_in,
+)
 
 MAX_MATE_LINE = 16  # moves of a leaf's mate line: the leaf check searches at most 9 plies
-LOOKBACK = core.REPETITION_PLIES
 
 
 class RuleSet(NamedTuple):
@@ -110,7 +119,7 @@ def _ended(b, history, row, ply, rules, moves):
     if ply > 0:
         if max_moves and b[core.PLY] > max_moves:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
-        repetition = core.repetition(history, row, LOOKBACK)
+        repetition = core.repetition(history, row, REPETITION_PLIES)
         if repetition == core.REPETITION_DRAW:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
         hands = ply >= HANDS_REPETITION_PLY  # other hands end a line only so far below the root (search.base)
@@ -168,8 +177,9 @@ def _cache_slot(slots, key):
 
 
 @njit(cache=True, nogil=True)
-def cache_find(slots, pool, head, key, count):
-    """Where the cached answer of ``key`` with ``count`` moves starts in ``pool``, or -1."""
+def cache_find(cache, key, count):
+    """Where the cached answer of ``key`` with ``count`` moves starts in the :class:`LeafCache`'s pool, or -1."""
+    slots, pool, head = cache
     first = _cache_slot(slots, key)
     for w in range(CACHE_WAYS):
         s = (first + w) & (len(slots) - 1)
@@ -179,8 +189,10 @@ def cache_find(slots, pool, head, key, count):
 
 
 @njit(cache=True, nogil=True)
-def cache_store(slots, pool, head, keys, q, offsets, rows):
-    """Keep the answers of the leaves ``rows`` (row k's key ``keys[k]``, its Q at q[offsets[k]:offsets[k + 1]])."""
+def cache_store(cache, keys, q, offsets, rows):
+    """Keep the answers of the leaves ``rows`` (row k's key ``keys[k]``, its Q at q[offsets[k]:offsets[k + 1]]) in
+    the :class:`LeafCache`."""
+    slots, pool, head = cache
     size = len(pool)
     for k in rows:
         lo, hi = offsets[k], offsets[k + 1]
@@ -205,122 +217,125 @@ def cache_store(slots, pool, head, keys, q, offsets, rows):
 
 
 @njit(cache=True, nogil=True)
-def gather(node_f, node_i, edge_f, edge_s, edge_i, used, rule, c, prior_visits, count, paths, line, root_state,
-           history, root_row, rules, mate_ply, room, cache_slots, cache_pool, cache_head, depths, values, leaf, keys,
-           offsets, moves, indices, q, rows, planes, mate_nodes, mate_len, mate_lines, state, work_states,
-           work_moves, work_frames, work_scratch, work_spare):
-    """Run ``count`` descents from the root (node 0) and take their leaves down (see the module's docstring), in
-    the order of the Python path (search.mcts' ``_simulate_batch``): the line's end, then the mate check, then the
-    cache, then the network. Returns (the deepest ply, the simulations kept, the rows to make, the rows the
-    network scores, the mates found). A simulation that ends on a proven node, a finished game or a mate gets its
-    value now (a proof gets its node); one whose leaf waits for a node gets its row in ``leaf``. With no ``room``
-    (a full tree) nothing is made: a new leaf is valued by its cached answer, else by its move's Q."""
+def _walk(state, root, line, depth):
+    """Set ``state`` to the position ``depth`` moves of ``line`` below the root (a :func:`root_arrays` triple), each
+    position of the line remembered in the root's history after the root's row."""
+    root_state, history, root_row = root
+    for i in range(core.STATE):
+        state[i] = root_state[i]
+    for k in range(depth):
+        core.push(state, line[k])
+        core.remember(state, history, root_row + 1 + k, 0)
+
+
+@njit(cache=True, nogil=True)
+def _add_row(batch, n, scored, key, legal, cache, at):
+    """Row ``n`` of the batch for the new leaf on ``batch.state`` (its ``legal`` moves already at offsets[n]): its
+    key and its moves' end, and its Q from the cache (``at``: where its answer starts, -1 for none), else its planes
+    and move indices for the network. Returns the rows the network scores so far."""
+    state, lo = batch.state, batch.offsets[n]
+    batch.keys[n] = key
+    batch.offsets[n + 1] = lo + legal
+    if at >= 0:
+        for i in range(legal):
+            batch.q[lo + i] = cache.pool[at + i]
+        return scored
+    turn = state[core.TURN]
+    batch.indices[lo : lo + legal] = _indices(batch.moves[lo : lo + legal], turn, _FROM_TABLES, _TO_TABLES)
+    batch.planes[scored] = 0.0
+    _write(state[:81], state[core.HAND : core.HAND + 14].reshape((2, 7)), turn, batch.planes[scored])
+    batch.rows[scored] = n
+    return scored + 1
+
+
+@njit(cache=True, nogil=True)
+def gather(tree, root, rules, rule, c, prior_visits, count, paths, line, mate_ply, room, cache, batch, work):
+    """Run ``count`` descents from the root (node 0) of ``tree`` (a :class:`search.tree.TreeArrays`; ``root`` the
+    :func:`root_arrays` of its position) and take their leaves down (see the module's docstring) into ``batch`` (a
+    :class:`Leaves`), the network's answers looked up in ``cache`` (a :class:`LeafCache`) and the mate check working
+    in ``work`` (a :class:`MateWork`), in the order of the Python leaves (tests/python_leaves.py): the line's end,
+    then the mate check, then the cache, then the network. Returns (the deepest ply, the simulations kept, the rows
+    to make, the rows the network scores, the mates found). A simulation that ends on a proven node, a finished game
+    or a mate gets its value now (a proof gets its node); one whose leaf waits for a node gets its row in ``leaf``.
+    With no ``room`` (a full tree) nothing is made: a new leaf is valued by its cached answer, else by its move's Q."""
+    history, root_row, state, values = root[1], root[2], batch.state, batch.values
     deepest = pending = n = scored = mates = 0
-    offsets[0] = 0
+    batch.offsets[0] = 0
     for _ in range(count):
-        depth, end = select_leaf(node_f, node_i, edge_f, edge_i, 0, rule, c, prior_visits, paths[pending], line)
+        depth, end = select_in(tree, rule, c, prior_visits, paths[pending], line)
         deepest = max(deepest, depth)
         if end == DROPPED:
             continue
-        depths[pending] = depth
-        leaf[pending] = -1
+        batch.depths[pending] = depth
+        batch.leaf[pending] = -1
         values[pending] = np.nan
+        pending += 1  # (the simulation is kept, whatever follows)
         if end >= 0:  # a proven node: its value
-            values[pending] = node_f[end, TERMINAL]
-            pending += 1
+            values[pending - 1] = proven_value(tree, end)
             continue
-        edge = paths[pending, depth - 1]
-        for i in range(core.STATE):
-            state[i] = root_state[i]
-        for k in range(depth):
-            core.push(state, line[k])
-            core.remember(state, history, root_row + 1 + k, 0)
-        lo = offsets[n]
-        value, proven, legal = _ended(state, history, root_row + depth, depth, rules, moves[lo:])
+        edge = paths[pending - 1, depth - 1]
+        _walk(state, root, line, depth)
+        lo = batch.offsets[n]
+        value, proven, legal = _ended(state, history, root_row + depth, depth, rules, batch.moves[lo:])
         key = position_key(state)
         if proven:  # mated, a declaration or a try: a proof
-            value = min(1.0, max(0.0, value))
-            values[pending] = value
+            values[pending - 1] = min(1.0, max(0.0, value))
             if room:
-                edge_i[edge, CHILD] = _add_terminal(node_f, node_i, used, key, value, 0)
-            pending += 1
+                link(tree, edge, add_terminal(tree, key, values[pending - 1], 0))
             continue
         if not np.isnan(value):  # a repetition or the draw ply: its value, but no proof (the line may go on)
-            values[pending] = value
-            pending += 1
+            values[pending - 1] = value
             continue
-        plies = _leaf_mate(state, history, root_row + depth, mate_ply, mate_lines[mates], work_states, work_moves,
-                           work_frames, work_scratch, work_spare)
+        plies = _leaf_mate(state, history, root_row + depth, mate_ply, batch.mate_lines[mates], work)
         if plies:  # proven: no forward pass
-            values[pending] = 1.0
-            mate_len[mates] = plies
-            mate_nodes[mates] = _add_terminal(node_f, node_i, used, key, 1.0, plies) if room else -1
+            values[pending - 1] = 1.0
+            batch.mate_len[mates] = plies
+            batch.mate_nodes[mates] = add_terminal(tree, key, 1.0, plies) if room else -1
             if room:
-                edge_i[edge, CHILD] = mate_nodes[mates]
+                link(tree, edge, batch.mate_nodes[mates])
             mates += 1
-            pending += 1
             continue
-        at = cache_find(cache_slots, cache_pool, cache_head, key, legal)
-        if not room:
-            if at >= 0:  # the cached answer's value: its best move's Q
-                best = 0.0
-                for i in range(legal):
-                    best = max(best, cache_pool[at + i])
-                values[pending] = best
-            else:
-                values[pending] = 1.0 - edge_s[edge, Q]
-            pending += 1
+        at = cache_find(cache, key, legal)
+        if not room:  # the cached answer's value (its best move's Q), else the move's
+            values[pending - 1] = _best(cache.pool, at, legal) if at >= 0 else 1.0 - edge_q(tree, edge)
             continue
-        edge_i[edge, CHILD] = IN_FLIGHT
-        leaf[pending] = n
-        turn = state[core.TURN]
-        keys[n] = key
-        offsets[n + 1] = lo + legal
-        if at >= 0:
-            for i in range(legal):
-                q[lo + i] = cache_pool[at + i]
-        else:
-            indices[lo : lo + legal] = _indices(moves[lo : lo + legal], turn, _FROM_TABLES, _TO_TABLES)
-            planes[scored] = 0.0
-            _write(state[:81], state[core.HAND : core.HAND + 14].reshape((2, 7)), turn, planes[scored])
-            rows[scored] = n
-            scored += 1
+        link(tree, edge, IN_FLIGHT)
+        batch.leaf[pending - 1] = n
+        scored = _add_row(batch, n, scored, key, legal, cache, at)
         n += 1
-        pending += 1
     return deepest, pending, n, scored, mates
 
 
 @njit(cache=True, nogil=True)
-def _leaf_mate(b, history, row, mate_ply, out, work_states, work_moves, work_frames, work_scratch, work_spare):
-    """The leaf mate check (search.mcts' ``_mate_line`` with LeafMatePly): a mate for the side to move, in one ply
-    or else within ``mate_ply`` (odd), written to ``out``; its length, 0 for none. In check, only the odd-ply search
-    (a check that answers the check and mates; the mate in one assumes no check). Not asked when the opponent has
-    no king (a tsume problem's defender has nothing to mate). The search works in a :class:`MateWork`'s arrays."""
+def _best(pool, at, count):
+    """The best of a cached answer's ``count`` values from ``at``: its value (0 at the least)."""
+    best = 0.0
+    for i in range(count):
+        best = max(best, pool[at + i])
+    return best
+
+
+@njit(cache=True, nogil=True)
+def _leaf_mate(b, history, row, mate_ply, out, work):
+    """The leaf mate check (cshogi's, as search.mcts' ``_mate_line`` asks it at the root): a mate for the side to move,
+    in one ply or else within ``mate_ply`` (odd), written to ``out``; its length, 0 for none. In check, only the odd-ply
+    search (a check that answers the check and mates; the mate in one assumes no check). Not asked when the opponent has
+    no king (a tsume problem's defender has nothing to mate). The search works in ``work`` (a :class:`MateWork`)."""
     if b[core.KING + 1 - b[core.TURN]] < 0:
         return 0
     if not core.in_check(b):
-        move = core_mate.mate_in_one(b)
+        move = mate_one.mate_in_one(b)
         if move:
             out[0] = move
             return 1
-    return core_mate.mate_in_odd_with(work_states, work_moves, work_frames, work_scratch, work_spare, b, history,
-                                      row, mate_ply, out)
-
-
-_ROOT_WORK = MateWork.empty()  # leaf_mate_line's (the engine's root, one search at a time in a process)
+    return core_mate.mate_in_odd(work, b, history, row, mate_ply, out)
 
 
 def root_arrays(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray, int]:
     """The root's state, the history the line's repetitions are judged with, and the root's row in it."""
-    state, history, row = core.history_of(board, LOOKBACK)
+    state, history, row = core.history_of(board, REPETITION_PLIES)
     assert len(history) >= row + 1 + MAX_DEPTH
     return state, history, row
-
-
-def leaf_mate_line(state: np.ndarray, history: np.ndarray, row: int, mate_ply: int) -> list[int]:
-    """:func:`_leaf_mate` from Python (the root's node): the mate line found, or []."""
-    line = np.zeros(MAX_MATE_LINE, np.uint32)
-    return [int(m) for m in line[: _leaf_mate(state, history, row, mate_ply, line, *_ROOT_WORK)]]
 
 
 def score_state(evaluator: Evaluator, state: np.ndarray) -> MoveScores:
@@ -362,7 +377,7 @@ UNSIGNED = (1 << 64) - 1  # the tree takes and gives keys as unsigned 64-bit int
 
 
 class CoreLeaves:
-    """A bandit search's leaf side on the playout core (USI PlayoutCore): the batch's buffers, the cache of the
+    """A bandit search's leaf side on the playout core: the batch's buffers, the cache of the
     network's answers by position key, and the root's state and history, set once a search (:meth:`set_root`).
     The tree's nodes are then keyed by :func:`position_key`, the root's too (:meth:`key`)."""
 
@@ -370,7 +385,6 @@ class CoreLeaves:
         self.leaves = Leaves.empty(batch_size)
         self.cache = LeafCache.of_bytes(cache_bytes)
         self.work = MateWork.empty()
-        self.no_mates = np.zeros(batch_size, np.int64)  # the rows' mate lengths: a mate never joins a batch
         self.root: tuple[np.ndarray, np.ndarray, int] | None = None
 
     @staticmethod
@@ -390,12 +404,11 @@ class CoreLeaves:
         state = self.root[0]
         moves = core.moves_of(state)
         key = position_key(state)
-        at = cache_find(self.cache.slots, self.cache.pool, self.cache.head, key, len(moves))
+        at = cache_find(self.cache, key, len(moves))
         if at < 0 or not len(moves):
             scores = score_state(evaluator, state)
             offsets = np.array([0, len(moves)], np.int64)
-            cache_store(self.cache.slots, self.cache.pool, self.cache.head, np.array([key]), scores.q, offsets,
-                        np.zeros(1, np.int64))
+            cache_store(self.cache, np.array([key]), scores.q, offsets, np.zeros(1, np.int64))
             return scores, True
         indices = _indices(moves, int(state[core.TURN]), _FROM_TABLES, _TO_TABLES)
         return MoveScores(moves, indices, self.cache.pool[at : at + len(moves)].copy()), False
@@ -409,14 +422,10 @@ class CoreLeaves:
         :meth:`set_root`'s position): :func:`gather`, one forward pass for the leaves the cache lacks, then
         :func:`search.tree.expand_and_backup`. Returns the deepest ply, the simulations backed up and the positions
         the network scored."""
-        state, history, row = self.root
         b, cache = self.leaves, self.cache
         room = tree.room(count, count * MAX_LEGAL_MOVES)
-        deepest, pending, n, scored, mates = gather(
-            tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, rule, c, prior_visits, count,
-            paths, line, state, history, row, tuple(rules), mate_ply, room, cache.slots, cache.pool, cache.head,
-            b.depths, b.values, b.leaf, b.keys, b.offsets, b.moves, b.indices, b.q, b.rows, b.planes,
-            b.mate_nodes, b.mate_len, b.mate_lines, b.state, *self.work)
+        deepest, pending, n, scored, mates = gather(tree.arrays, self.root, tuple(rules), rule, c, prior_visits, count,
+                                                    paths, line, mate_ply, room, cache, b, self.work)
         for k in range(mates):
             if b.mate_nodes[k] >= 0:
                 tree.mates[int(b.mate_nodes[k])] = [int(m) for m in b.mate_lines[k, : b.mate_len[k]]]
@@ -425,9 +434,9 @@ class CoreLeaves:
             rows = b.rows[:scored]
             answer = evaluator.run(b.planes[:scored], pad_rows(b.indices, offsets, rows))
             scatter_rows(answer, offsets, rows, b.q)
-            cache_store(cache.slots, cache.pool, cache.head, b.keys, b.q, offsets, rows)
+            cache_store(cache, b.keys, b.q, offsets, rows)
         end = offsets[n]
-        q, p, hits = tree.prepare(b.moves[:end], b.q[:end], offsets, [[]] * n)  # a mate never joins a batch
+        q, p = tree.prepare(b.moves[:end], b.q[:end], offsets)
         tree.expand_and_backup(paths[:pending], b.depths[:pending], b.values[:pending], b.leaf[:pending], b.keys,
-                               offsets, b.moves[:end], q, p, hits, self.no_mates[:n])
+                               offsets, b.moves[:end], q, p)
         return deepest, pending, scored

@@ -306,20 +306,19 @@ def _backup(node_f, node_i, edge_f, edge_i, root, path, depth, leaf_value):
 
 @njit(cache=True, nogil=True)
 def expand_and_backup(node_f, node_i, edge_f, edge_s, edge_i, used, root, paths, depths, values, leaf, keys, offsets,
-                       moves, q, p, hits, mate_len, prior_visits, puct, made):
+                       moves, q, p, prior_visits, puct):
     """A batch's end, simulation by simulation in order: a simulation whose leaf was scored (``leaf[j]`` >= 0, its
-    row in ``keys``, ``offsets``, ``hits`` and ``mate_len``; its moves, Q and exp values at [offsets[row],
-    offsets[row + 1])) makes its node (index in ``made[row]``), links it to its edge and takes the node's value as
-    the leaf's; then it is backed up."""
+    row in ``keys`` and ``offsets``; its moves, Q and exp values at [offsets[row], offsets[row + 1])) makes its node,
+    links it to its edge and takes the node's value as the leaf's; then it is backed up. (A leaf with a mate is
+    proven as the batch is gathered, never scored: no node made here has one.)"""
     for j in range(len(depths)):
         value = values[j]
         row = leaf[j]
         if row >= 0:
             lo, hi = offsets[row], offsets[row + 1]
             node = _add_node(node_f, node_i, edge_f, edge_s, edge_i, used, keys[row], moves[lo:hi], q[lo:hi],
-                             p[lo:hi], hits[row], mate_len[row], prior_visits, puct)
+                             p[lo:hi], -1, 0, prior_visits, puct)
             edge_i[paths[j, depths[j] - 1], CHILD] = node
-            made[row] = node
             value = _value(node_f, node_i, edge_f, edge_i, node)
         _backup(node_f, node_i, edge_f, edge_i, root, paths[j], depths[j], value)
 
@@ -410,6 +409,49 @@ def _keep_subtree(node_f, node_i, edge_f, edge_s, edge_i, used, root):
     return old
 
 
+class TreeArrays(NamedTuple):
+    """A tree's arrays as one record, for compiled code that works on the tree (search.playout's leaves): it reads
+    and writes them only through this module's functions (:func:`select_leaf`, :func:`proven_value`, :func:`link`,
+    :func:`add_terminal`)."""
+
+    node_f: np.ndarray
+    node_i: np.ndarray
+    edge_f: np.ndarray
+    edge_s: np.ndarray
+    edge_i: np.ndarray
+    used: np.ndarray
+
+
+@njit(cache=True, nogil=True)
+def select_in(tree, rule, c, prior_visits, path, moves):
+    """:func:`select_leaf` from the root (node 0) of a :class:`TreeArrays`."""
+    return select_leaf(tree.node_f, tree.node_i, tree.edge_f, tree.edge_i, 0, rule, c, prior_visits, path, moves)
+
+
+@njit(cache=True, nogil=True)
+def proven_value(tree, node):
+    """The proven value of ``node`` for its side to move (NaN: not proven)."""
+    return tree.node_f[node, TERMINAL]
+
+
+@njit(cache=True, nogil=True)
+def link(tree, edge, node):
+    """Make ``node`` the child of ``edge`` (IN_FLIGHT: its leaf waits in the batch)."""
+    tree.edge_i[edge, CHILD] = node
+
+
+@njit(cache=True, nogil=True)
+def add_terminal(tree, key, value, plies):
+    """:func:`_add_terminal` on a :class:`TreeArrays`: a node without edges whose ``value`` is proven."""
+    return _add_terminal(tree.node_f, tree.node_i, tree.used, key, value, plies)
+
+
+@njit(cache=True, nogil=True)
+def edge_q(tree, edge):
+    """The network's Q of ``edge``'s move, for the side to move at its node."""
+    return tree.edge_s[edge, Q]
+
+
 class Tree:
     """The arrays of one search tree, bounded by ``max_bytes``; ``mates`` holds the mating lines found as nodes
     were made and ``shared`` the root statistics taken in from other processes (:mod:`search.parallel`), by node."""
@@ -466,33 +508,28 @@ class Tree:
         """Whether ``nodes`` more nodes with ``edges`` more edges in all fit. False: the tree is full."""
         return self.bytes() + nodes * NODE_BYTES + edges * EDGE_BYTES <= self.max_bytes
 
-    def prepare(self, moves: np.ndarray, q: np.ndarray, offsets: np.ndarray,
-                lines: list[list[int]]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def prepare(self, moves: np.ndarray, q: np.ndarray, offsets: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The inputs of nodes to be made from scored positions, many at once (``moves`` and their ``q`` end to end,
-        position k's at [offsets[k], offsets[k + 1]); ``lines[k]``: a mate found for its side to move, or []):
-        Q as float64 with each proven mating move's Q set to 1, PUCT's exp values, and each mating move's index
-        within its position (-1: none)."""
+        position k's at [offsets[k], offsets[k + 1])): Q as float64 and PUCT's exp values."""
         q = q.astype(np.float64)
-        hits = np.full(len(lines), -1, np.int64)
-        for k, line in enumerate(lines):
-            if line:  # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
-                lo, hi = offsets[k], offsets[k + 1]
-                found = np.flatnonzero((moves[lo:hi] & 0xFFFF) == (line[0] & 0xFFFF))
-                if len(found):
-                    hits[k] = found[0]
-                    q[lo + found[0]] = 1.0
         if self.temperature <= 0.0 or not len(q):
-            return q, q, hits
+            return q, q
         p = np.empty_like(q)
         _centred(q, offsets, self.temperature, p)
-        return q, np.exp(p, out=p), hits
+        return q, np.exp(p, out=p)
 
     def add(self, key: int, moves: np.ndarray, q: np.ndarray, line: list[int]) -> int:
-        """The node of a scored position (``line``: a mate found for its side to move, or []); room for it must
-        have been made (:meth:`room`)."""
-        q, p, hits = self.prepare(moves, q, np.array([0, len(moves)]), [line])
+        """The node of a scored position (``line``: a mate found for its side to move, or []: the mating move's Q
+        is set to 1); room for it must have been made (:meth:`room`)."""
+        q, hit = q.astype(np.float64), -1
+        if line:  # df-pn's move can differ from the generator's in the upper (piece) bits: compare move16s
+            found = np.flatnonzero((moves & 0xFFFF) == (line[0] & 0xFFFF))
+            if len(found):
+                hit = int(found[0])
+                q[hit] = 1.0
+        q, p = self.prepare(moves, q, np.array([0, len(moves)]))
         node = _add_node(self.node_f, self.node_i, self.edge_f, self.edge_s, self.edge_i, self.used,
-                         np.int64(np.uint64(key)), moves, q, p, hits[0], len(line), self.prior_visits,
+                         np.int64(np.uint64(key)), moves, q, p, hit, len(line), self.prior_visits,
                          self.temperature > 0.0)
         self.keep_mate(node, line)
         return node
@@ -508,13 +545,6 @@ class Tree:
     def add_terminal(self, key: int, value: float) -> int:
         """A node where the game has ended, with its proven ``value``."""
         return _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), value, 0)
-
-    def add_mated(self, key: int, line: list[int]) -> int:
-        """The node of a position where ``line`` mates for the side to move: proven won, without edges (no
-        forward pass is spent on it: python-dlshogi2 and dlshogi skip the network there)."""
-        node = _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), 1.0, len(line))
-        self.mates[node] = list(line)
-        return node
 
     def prove(self, node: int) -> None:
         """:func:`prove_node`: what ``node``'s children already prove of it."""
@@ -534,34 +564,18 @@ class Tree:
     def view(self, node: int) -> NodeView:
         return NodeView(self, node)
 
-    # A simulation's steps on the arrays, for the searches (search.mcts), which never index them.
-
-    def select(self, rule: int, c: float, path: np.ndarray, moves: np.ndarray) -> tuple[int, int]:
-        """:func:`select_leaf` from the root (node 0)."""
-        return select_leaf(self.node_f, self.node_i, self.edge_f, self.edge_i, 0, rule, c, self.prior_visits, path,
-                           moves)
-
-    def link(self, edge: int, node: int) -> None:
-        """Make ``node`` the child of ``edge`` (IN_FLIGHT: its leaf waits in the batch)."""
-        self.edge_i[edge, CHILD] = node
-
-    def proven_value(self, node: int) -> float:
-        """The proven value of ``node`` for its side to move (NaN: not proven)."""
-        return float(self.node_f[node, TERMINAL])
-
-    def edge_q(self, edge: int) -> float:
-        """The network's Q of ``edge``'s move, for the side to move at its node."""
-        return float(self.edge_s[edge, Q])
+    @property
+    def arrays(self) -> TreeArrays:
+        """The arrays as one record, for compiled code (they are replaced when the tree is resized)."""
+        return TreeArrays(self.node_f, self.node_i, self.edge_f, self.edge_s, self.edge_i, self.used)
 
     def expand_and_backup(self, paths: np.ndarray, depths: np.ndarray, values: np.ndarray, leaf: np.ndarray,
-                          keys: np.ndarray, offsets: np.ndarray, moves: np.ndarray, q: np.ndarray, p: np.ndarray,
-                          hits: np.ndarray, mate_len: np.ndarray) -> np.ndarray:
-        """:func:`expand_and_backup` of a batch from the root; returns the index of each scored leaf's new node."""
-        made = np.full(len(offsets) - 1, -1, np.int64)
+                          keys: np.ndarray, offsets: np.ndarray, moves: np.ndarray, q: np.ndarray,
+                          p: np.ndarray) -> None:
+        """:func:`expand_and_backup` of a batch from the root."""
         expand_and_backup(self.node_f, self.node_i, self.edge_f, self.edge_s, self.edge_i, self.used, 0, paths,
-                          depths, values, leaf, keys, offsets, moves, q, p, hits, mate_len, self.prior_visits,
-                          self.temperature > 0.0, made)
-        return made
+                          depths, values, leaf, keys, offsets, moves, q, p, self.prior_visits,
+                          self.temperature > 0.0)
 
     def stability(self, obvious_share: float) -> int:
         """:func:`root_stability` of the root."""

@@ -33,13 +33,25 @@ def test_the_usi_options_are_the_documented_ones():
     assert "option name Search type combo default puct var puct var alphabeta var ucb1" in out
     for declared in ("MateNodes type spin default 20000 min 0 max 10000000",
                      "BatchSize type spin default 8 min 1 max 1024",
-                     "LeafMateNodes type spin default 0 min 0 max 100000",
                      "LeafMatePly type spin default 5 min 3 max 9",
                      "Ucb1C type spin default 30 min 0 max 1000",
                      "PuctC type spin default 50 min 0 max 10000",
                      "PuctTemperature type spin default 24 min 1 max 10000",
                      "PriorVisits type spin default 100 min 10 max 10000"):
         assert f"option name {declared}" in out
+    assert not [line for line in out if "PlayoutCore" in line or "LeafMateNodes" in line]  # gone (issue 93)
+
+
+def test_a_removed_option_gets_an_info_string_and_the_engine_goes_on():
+    """A GUI that still sends PlayoutCore or LeafMateNodes (removed with the Python leaves) is told so, and the
+    engine answers the next command."""
+    out: list[str] = []
+    engine = UsiEngine(out.append)
+    for name in ("PlayoutCore", "LeafMateNodes"):
+        engine.handle(f"setoption name {name} value 1")
+        assert out[-1].startswith("info string") and name in out[-1], out
+    engine.handle("usi")
+    assert out[-1] == "usiok"
 
 
 class Greedy(Searcher):
@@ -88,7 +100,7 @@ def test_usi_integers_become_constructor_arguments_by_their_scale(evaluator):
                                      "PriorVisits": 250})
     assert (puct.c, puct.temperature, puct.batch_size, puct.mate_nodes) == (0.7, 0.03, 4, 5)
     assert puct.prior_visits == puct.tree.prior_visits == 2.5
-    assert puct.leaf_dfpn is None and Puct.from_usi(evaluator, {"LeafMateNodes": 64}).leaf_dfpn is not None
+    assert puct.leaf_mate_ply == 5 and Puct.from_usi(evaluator, {"LeafMatePly": 4}).leaf_mate_ply == 3  # odd: 4 is 3
 
 
 def test_engine_settings_refuse_what_setoption_refuses():

@@ -20,7 +20,15 @@ from messiah.playout import board as core
 from messiah.playout.mate import MateWork
 from messiah.rules import GameRules
 from messiah.search.base import terminal_value
-from messiah.search.playout import RuleSet, _ended, leaf_mate_line, position_key, root_arrays, score_state
+from messiah.search.playout import (
+    MAX_MATE_LINE,
+    RuleSet,
+    _ended,
+    _leaf_mate,
+    position_key,
+    root_arrays,
+    score_state,
+)
 
 
 class Planes:
@@ -106,18 +114,19 @@ def test_declarations_and_mates_at_a_leaf_are_judged_as_terminal_value_judges_th
 
 
 def test_the_leaf_mate_check_is_the_python_searchs_in_check_and_out():
-    """The core's leaf mate check (``_leaf_mate``, through leaf_mate_line) against the Python search's own
+    """The core's leaf mate check (``_leaf_mate``) against the Python search's own
     (``_mate_line``) on capture-heavy, check-heavy random play: the same verdict on every position, in check (a
     check that parries the check and mates) and out of it, and every line found a real mate."""
     from test_playout_mate import line_problem, random_games
 
     from messiah.search.mcts import Puct
 
-    search = Puct(Planes())
+    search, work, line = Puct(Planes()), MateWork.empty(), np.zeros(MAX_MATE_LINE, np.uint32)
     seen = {False: [0, 0], True: [0, 0]}  # in check: [positions, mates]
     for board in random_games(seed=22, games=60, plies=200, captures=0.8, checks=0.6):
         state, history, row = root_arrays(board)
-        mine, theirs = leaf_mate_line(state, history, row, search.leaf_mate_ply), search._mate_line(board)
+        mine = [int(m) for m in line[: _leaf_mate(state, history, row, search.leaf_mate_ply, line, work)]]
+        theirs = search._mate_line(board)
         assert bool(mine) == bool(theirs), (board.sfen(), theirs)
         if mine:
             assert line_problem(board, mine) is None, (board.sfen(), [cshogi.move_to_usi(m) for m in mine])
@@ -130,9 +139,9 @@ def test_the_leaf_mate_check_is_the_python_searchs_in_check_and_out():
 def test_the_position_key_tells_hands_and_sides_apart():
     """One key for the tree and the cache: the same board with another hand or another side to move is another
     position."""
-    base = core.from_sfen("4k4/9/9/9/9/9/9/9/4K4 b P 1")
-    other_hand = core.from_sfen("4k4/9/9/9/9/9/9/9/4K4 b p 1")
-    other_side = core.from_sfen("4k4/9/9/9/9/9/9/9/4K4 w P 1")
+    base = core.from_board(cshogi.Board("4k4/9/9/9/9/9/9/9/4K4 b P 1"))
+    other_hand = core.from_board(cshogi.Board("4k4/9/9/9/9/9/9/9/4K4 b p 1"))
+    other_side = core.from_board(cshogi.Board("4k4/9/9/9/9/9/9/9/4K4 w P 1"))
     keys = {position_key(base), position_key(other_hand), position_key(other_side)}
     assert len(keys) == 3
 
@@ -146,7 +155,7 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
     simulation."""
     from messiah.search.base import has_opponent_king, mate_in_one
     from messiah.search.playout import LeafCache, Leaves, gather, pad_rows, scatter_rows
-    from messiah.search.tree import PUCT, Tree, expand_and_backup
+    from messiah.search.tree import PUCT, Tree
 
     checked = mated = 0
     for sfen in ("lnsgkgsnl/1r5b1/ppppppppp/9/9/9/PPPPPPPPP/1B5R1/LNSGKGSNL b - 1",
@@ -161,9 +170,8 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
         count = 8
         leaves, cache = Leaves.empty(count), LeafCache.of_bytes(2**16)
         paths, line = np.zeros((count, 1024), np.int64), np.zeros(1024, np.int64)
-        _, pending, n, scored, mates = gather(
-            tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, PUCT, 0.5, 1.0, count, paths,
-            line, state, history, row, tuple(RuleSet.of(GameRules())), 5, True, *cache, *leaves, *MateWork.empty())
+        _, pending, n, scored, mates = gather(tree.arrays, (state, history, row), tuple(RuleSet.of(GameRules())), PUCT,
+                                              0.5, 1.0, count, paths, line, 5, True, cache, leaves, MateWork.empty())
         assert pending == count and scored == n <= count  # an empty cache: the network scores every row
         offsets = leaves.offsets[: n + 1]
         found = 0
@@ -188,13 +196,11 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
         rows = leaves.rows[:scored]
         answer = np.full((scored, pad_rows(leaves.indices, offsets, rows).shape[1]), 0.5, np.float32)
         scatter_rows(answer, offsets, rows, leaves.q)
-        q, p, hits = tree.prepare(leaves.moves[: offsets[n]], leaves.q[: offsets[n]], offsets, [[]] * n)
-        made = np.full(n, -1, np.int64)
-        expand_and_backup(tree.node_f, tree.node_i, tree.edge_f, tree.edge_s, tree.edge_i, tree.used, 0,
-                          paths[:pending], leaves.depths[:pending], leaves.values[:pending], leaves.leaf[:pending],
-                          leaves.keys, offsets, leaves.moves[: offsets[n]], q, p, hits, np.zeros(n, np.int64), 1.0,
-                          True, made)
-        assert tree.view(0).visits == pending and (made >= 0).all()
+        q, p = tree.prepare(leaves.moves[: offsets[n]], leaves.q[: offsets[n]], offsets)
+        nodes = tree.nodes
+        tree.expand_and_backup(paths[:pending], leaves.depths[:pending], leaves.values[:pending],
+                               leaves.leaf[:pending], leaves.keys, offsets, leaves.moves[: offsets[n]], q, p)
+        assert tree.view(0).visits == pending and tree.nodes == nodes + n  # a node for every row
     assert checked >= 14 and mated >= 1
 
 
@@ -207,11 +213,11 @@ def test_the_leaf_cache_finds_what_it_kept_until_the_ring_comes_round():
     size = len(cache.pool)
 
     def store(key: int, values: np.ndarray) -> None:
-        cache_store(*cache, np.array([key]), values.astype(np.float32), np.array([0, len(values)]),
+        cache_store(cache, np.array([key]), values.astype(np.float32), np.array([0, len(values)]),
                     np.zeros(1, np.int64))
 
     def found(key: int, count: int) -> np.ndarray | None:
-        at = cache_find(*cache, np.int64(key), count)
+        at = cache_find(cache, np.int64(key), count)
         return None if at < 0 else cache.pool[at : at + count].copy()
 
     store(12345, np.linspace(0, 1, 80))
@@ -236,19 +242,22 @@ def test_the_leaf_cache_finds_what_it_kept_until_the_ring_comes_round():
 
 
 @pytest.mark.parametrize("search", ["puct", "ucb1"])
-def test_a_search_on_the_playout_core_is_the_python_paths_search(search):
-    """PlayoutCore on and off, the same evaluator (stored scores: each move index's fixed Q), the same positions:
+def test_a_search_on_the_playout_core_is_the_python_leaves_search(search):
+    """The compiled leaves and the Python ones they replaced (tests/python_leaves.py), the same evaluator (stored
+    scores: each move index's fixed Q), the same positions:
     teacher positions, then games that shuffle kings into repetitions, searched move after move (the tree kept
     between moves, the root's answer from the cache where it was a leaf before). Each search has the same value, the
     same nodes, evaluations (forward passes and the cache's hits alike) and root visits; the move chosen is the same
     but where equal visits and values tie (the core may order a position's moves otherwise)."""
+    from python_leaves import PythonPuct, PythonUcb1
+
     from messiah.search import Limits
     from messiah.search.mcts import Puct, Ucb1
     from messiah.tools.bench import stored_scores
 
-    cls = {"puct": Puct, "ucb1": Ucb1}[search]
     evaluator = stored_scores(None)
-    python, compiled = cls(evaluator), cls(evaluator, playout_core=True)
+    python, compiled = {"puct": (PythonPuct, Puct), "ucb1": (PythonUcb1, Ucb1)}[search]
+    python, compiled = python(evaluator), compiled(evaluator)
     board = cshogi.Board()
     boards = []
     for hcp in read_hcpe(TEACHER)["hcp"][::200]:

@@ -1,9 +1,9 @@
-"""The compiled mate searches (messiah.playout.mate) against their oracle, cshogi: the same verdicts as
-``Board.mate_move_in_1ply()`` and ``Board.mate_move(ply)`` on the mate problems, on more than ten thousand positions
-of random, capture-heavy, repeating and teacher play and on the positions along the problems' solutions, on the
-full shared problem sets, and (mate in one) on the positions after a check and an evasion where the searches ask it;
-every mate found is a real one (a legal line of checks that ends in checkmate); and the move generators the search
-runs on give the checks and evasions cshogi's search tries.
+"""The compiled mate searches (messiah.playout.mate_one, .mate and the moves of .checks) against their oracle, cshogi:
+the same verdicts as ``Board.mate_move_in_1ply()`` and ``Board.mate_move(ply)`` on the mate problems, on more than
+ten thousand positions of random, capture-heavy, repeating and teacher play and on the positions along the problems'
+solutions, on the full shared problem sets, and (mate in one) on the positions after a check and an evasion where
+the searches ask it; every mate found is a real one (a legal line of checks that ends in checkmate); and the move
+generators the search runs on give the checks and evasions cshogi's search tries.
 
 Run as a script (``python tests/test_playout_mate.py``) it prints the mean time per position of each search against
 cshogi's on about two thousand middlegame positions."""
@@ -24,7 +24,7 @@ from conftest import GAMES, MATES, TEACHER, read_hcpe, shared
 from numba import njit
 
 from messiah.playout import board as core
-from messiah.playout import mate
+from messiah.playout import checks, mate, mate_one
 
 PLIES = (3, 5)  # the odd-ply searches every compared position gets
 DEEP_EVERY = 8  # one compared position in this many gets the seven-ply search too (it costs ten times more)
@@ -96,7 +96,7 @@ class Tally:
         state, history, row = core.history_of(board)
         before = state.copy()
         sfen = board.sfen()
-        move = int(mate.mate_in_one(state))
+        move = int(mate_one.mate_in_one(state))
         theirs = board.mate_move_in_1ply()
         assert bool(move) == bool(theirs), (sfen, "mate in one", cshogi.move_to_usi(theirs) if theirs else None)
         if move:
@@ -122,7 +122,7 @@ class Tally:
         found = []
         line = np.zeros(LINE_ROOM, np.int64)
         for ply in (*PLIES, 7) if deep else PLIES:
-            n = mate.mate_in_odd(state, history, row, ply, line)
+            n = mate.mate_in_odd(mate.MateWork.empty(ply), state, history, row, ply, line)
             theirs = board.mate_move(ply)
             assert bool(n) == bool(theirs), (sfen, ply, cshogi.move_to_usi(theirs) if theirs else None)
             if n:
@@ -187,11 +187,11 @@ def test_the_mate_problems_are_solved_and_the_verdicts_are_cshogis():
     for sfen, length, _ in found:
         board = cshogi.Board(sfen)
         state, history, row = core.history_of(board)
-        move = int(mate.mate_in_one(state))
+        move = int(mate_one.mate_in_one(state))
         assert bool(move) == bool(board.mate_move_in_1ply()), sfen
         if length == 1:
             assert move and line_problem(board, [move]) is None, sfen
-        n = mate.mate_in_odd(state, history, row, max(3, length), line)
+        n = mate.mate_in_odd(mate.MateWork.empty(max(3, length)), state, history, row, max(3, length), line)
         moves = [int(m) for m in line[:n]]
         assert 0 < n <= length and line_problem(board, moves) is None, (sfen, [cshogi.move_to_usi(m) for m in moves])
         assert board.mate_move(max(3, length))
@@ -260,7 +260,7 @@ def test_mate_in_one_equals_cshogis_where_the_searches_ask_it():
                 board.push(evasion)
                 if comparable(board):
                     theirs = board.mate_move_in_1ply()
-                    move = int(mate.mate_in_one(core.from_board(board)))
+                    move = int(mate_one.mate_in_one(core.from_board(board)))
                     assert bool(move) == bool(theirs), (board.sfen(), cshogi.move_to_usi(theirs) if theirs else None)
                     if move:
                         assert line_problem(board, [move]) is None, (board.sfen(), cshogi.move_to_usi(move))
@@ -319,24 +319,24 @@ def test_the_searchs_checks_and_evasions_are_cshogis():
     play, in check and out of it."""
     out = np.empty(core.MAX_MOVES, np.uint32)
     spare = np.empty(core.STATE, np.int64)
-    seen = checks = evasions = checked = 0
+    seen = found = evaded = checked = 0
     for board in chain(random_games(seed=21, games=8, plies=200, captures=0.0),
                        random_games(seed=22, games=12, plies=200, captures=0.7),
                        random_games(seed=23, games=24, plies=200, captures=0.3, checks=0.6)):
         state = core.from_board(board)
         if board.king_square(cshogi.opponent(board.turn)) < 81:
-            n = mate._gen_checks(state, out, board.is_check(), spare)
+            n = checks.gen_checks(state, out, board.is_check(), spare)
             mine = sorted(int(m) for m in out[:n])
             theirs = sorted(checking_moves(board))
             assert mine == theirs, (board.sfen(), sorted(set(mine) ^ set(theirs)))
-            checks += n
+            found += n
             checked += board.is_check()
         if board.is_check():
-            n = mate._gen_evasions(state, out)
+            n = checks.gen_evasions(state, out)
             assert sorted(int(m) for m in out[:n]) == sorted(searched_evasions(board)), board.sfen()
-            evasions += n
+            evaded += n
         seen += 1
-    assert seen >= 8_000 and checks >= 30_000 and evasions >= 5_000 and checked >= 1_000
+    assert seen >= 8_000 and found >= 30_000 and evaded >= 5_000 and checked >= 1_000
 
 
 def middlegame_positions(count: int = 2_000) -> list[cshogi.Board]:
@@ -394,24 +394,25 @@ def _cshogi_loop(boards: list[cshogi.Board], ply: int) -> float:
 
 
 @njit
-def search_all(states: np.ndarray, histories: np.ndarray, at: np.ndarray, ply: int) -> int:
+def search_all(states: np.ndarray, histories: np.ndarray, at: np.ndarray, ply: int, work: mate.MateWork) -> int:
     """mate_in_one (``ply`` 1) or mate_in_odd on every state in one compiled loop; the number of mates found."""
     line = np.zeros(LINE_ROOM, np.int64)
     found = 0
     for i in range(states.shape[0]):
         if ply == 1:
-            found += mate.mate_in_one(states[i]) != 0
+            found += mate_one.mate_in_one(states[i]) != 0
         else:
-            found += mate.mate_in_odd(states[i], histories[i], at[i], ply, line) != 0
+            found += mate.mate_in_odd(work, states[i], histories[i], at[i], ply, line) != 0
     return found
 
 
 def _loop(states: np.ndarray, histories: np.ndarray, at: np.ndarray, ply: int, runs: int) -> float:
-    search_all(states[:2], histories[:2], at[:2], ply)  # compiled before it is timed
+    work = mate.MateWork.empty(max(ply, 3))
+    search_all(states[:2], histories[:2], at[:2], ply, work)  # compiled before it is timed
     best = float("inf")
     for _ in range(runs):
         start = time.perf_counter()
-        search_all(states, histories, at, ply)
+        search_all(states, histories, at, ply, work)
         best = min(best, time.perf_counter() - start)
     return best
 

@@ -544,6 +544,7 @@ def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
     from messiah.evaluator import Evaluator
     from messiah.moves import legal_move_indices
     from messiah.search import Limits
+    from messiah.search.playout import CoreLeaves
     from messiah.train.rl.config import RLConfig
     from messiah.train.rl.selfplay import TREE_ROWS_PER_MOVE, GameSpec, make_game_searcher, tree_rows
 
@@ -551,7 +552,7 @@ def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
     searcher = make_game_searcher(cfg, Evaluator(threads=1))
     board = cshogi.Board("lnsgkgsnl/1r5b1/ppppppppp/9/9/2P6/PP1PPPPPP/1B5R1/LNSGKGSNL w - 2")
     searcher.search(board, Limits(visits=400))
-    root, key = searcher.root, board.zobrist_hash()
+    root, key = searcher.root, CoreLeaves.key(board)  # the tree's key of a position
     played = max(root.children, key=lambda m: root.children[m].visits)  # the most searched line: the next root
 
     def subtree(node, out):
@@ -566,30 +567,31 @@ def test_tree_rows_are_searched_nodes_off_the_played_line_most_visited_first():
             subtree(child, off_line)
     on_line = subtree(root.children[played], {})
     rows = tree_rows(searcher, board, played, GameSpec(3, 7, None, 0), cfg)
-    assert board.zobrist_hash() == key
+    assert CoreLeaves.key(board) == key
     eligible = sorted((n.visits for n in off_line.values() if n.visits >= 6 and n.terminal is None), reverse=True)
     assert len(rows) == min(TREE_ROWS_PER_MOVE, len(eligible)) > 0
     position = cshogi.Board()
     for row in rows:
         position.set_hcp(np.asarray(row["hcp"]))
-        node = off_line.get(position.zobrist_hash())
-        assert node is not None and position.zobrist_hash() not in on_line
+        node = off_line.get(CoreLeaves.key(position))
+        assert node is not None and CoreLeaves.key(position) not in on_line
         assert node.visits >= 6 and row["flags"] == TREE and row["game"] == 3 and row["generation"] == 7
         moves, _ = legal_move_indices(position)
         assert row["moves"] == len(moves) == len(node.moves)
         values = np.asarray(row["values"][: row["moves"]], np.float64)
         assert np.all((values >= 0) & (values <= 1))
-        most = np.flatnonzero(node.n == node.n.max())  # the most visited move; a tie goes to the better mean
-        assert row["best"] == row["played"] == int(most[np.argmax(node.w[most] / node.n[most])])
+        order = [int(np.flatnonzero(node.moves == m)[0]) for m in moves]  # the tree's moves in the record's order
+        n, w = node.n[order], node.w[order]
+        most = np.flatnonzero(n == n.max())  # the most visited move; a tie goes to the better mean
+        assert row["best"] == row["played"] == int(most[np.argmax(w[most] / n[most])])
         assert cshogi.move16(int(moves[row["best"]])) == int(row["bestMove16"]) & 0xFFFF
         # moves searched beyond their prior visit, to unproven positions: the mean of the search's values
-        real = (node.n > 1) & np.array([getattr(node.children.get(int(m)), "terminal", None) is None
-                                        for m in node.moves])
-        assert real.any() and np.allclose(values[real], (node.w / node.n)[real], atol=2e-3)
+        real = (n > 1) & np.array([getattr(node.children.get(int(m)), "terminal", None) is None for m in moves])
+        assert real.any() and np.allclose(values[real], (w / n)[real], atol=2e-3)
     visits = []
     for row in rows:
         position.set_hcp(np.asarray(row["hcp"]))
-        visits.append(off_line[position.zobrist_hash()].visits)
+        visits.append(off_line[CoreLeaves.key(position)].visits)
     assert visits == eligible[: len(rows)]
     assert tree_rows(searcher, board, played, GameSpec(0, 1, None, 0), RLConfig(teacher=[], strong=[])) == []
 

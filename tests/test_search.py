@@ -19,6 +19,7 @@ from messiah.evaluator import Evaluator
 from messiah.rules import DRAW
 from messiah.search import SEARCHERS, Clock, Limits, TimeBudget, make_searcher
 from messiah.search.base import mate_plies, terminal_value, win_in
+from messiah.search.playout import CoreLeaves
 
 NAMES = sorted(SEARCHERS)
 
@@ -276,6 +277,30 @@ def test_search_avoids_a_losing_perpetual_check(evaluator, name):
 
 
 @pytest.mark.parametrize("name", ["ucb1", "puct"])
+def test_move_values_and_visited_nodes_follow_cshogis_legal_move_order(evaluator, name):
+    """Self-play records each move's value at the move's index among cshogi's legal moves; the tree keeps the playout
+    core's order, which differs. The root's values and each visited node's, with its best move's index, come in
+    cshogi's order: each value is that of the node's edge with the same move."""
+    searcher = make_searcher(name, evaluator, mate_nodes=0)
+    board = cshogi.Board("ln1g1g1nl/1ks2r3/1pppp1bpp/p4pp2/7P1/P1P1P1P2/1PBPSPP1P/2KS2R2/LN1G1G1NL b Ss 1")
+    searcher.search(board, Limits(nodes=400))
+    root = searcher.root
+    by_move = dict(zip(root.moves.tolist(), root.move_values(), strict=True))
+    assert list(searcher.move_values(board)) == [by_move[m] for m in board.legal_moves]
+    assert [by_move[m] for m in board.legal_moves] != list(root.move_values())  # the two orders differ here
+    visited = searcher.visited(board, 6, 0)
+    assert visited
+    for v in visited:
+        node, position = root, board.copy()
+        for move in v.line:
+            node = node.children[move]
+            position.push(move)
+        by_move = dict(zip(node.moves.tolist(), node.move_values(), strict=True))
+        legal = list(position.legal_moves)
+        assert list(v.values) == [by_move[m] for m in legal] and legal[v.best] == v.best_move
+
+
+@pytest.mark.parametrize("name", ["ucb1", "puct"])
 def test_tree_is_reused_two_plies_later(evaluator, name):
     searcher = make_searcher(name, evaluator, mate_nodes=0)
     board = cshogi.Board()
@@ -283,10 +308,10 @@ def test_tree_is_reused_two_plies_later(evaluator, name):
     board.push(first.pv[0])
     board.push(first.pv[1])
     reused = searcher.reusable(board)
-    assert reused is not None and reused.key == board.zobrist_hash()
+    assert reused is not None and reused.key == CoreLeaves.key(board)
     before = reused.visits
     searcher.search(board, Limits(nodes=50))
-    assert searcher.root.key == board.zobrist_hash() and searcher.root.visits == before + 50
+    assert searcher.root.key == CoreLeaves.key(board) and searcher.root.visits == before + 50
 
 
 @pytest.mark.parametrize("name", ["ucb1", "puct"])

@@ -1,5 +1,5 @@
 """The bandit searches' tree as arrays (search.tree): its arithmetic against numpy's, its memory bound and what a
-full tree does, the subtree kept between moves, and the short mate check of LeafMateNodes 0."""
+full tree does, the subtree kept between moves, and the short mate check of LeafMatePly."""
 
 import cshogi
 import numpy as np
@@ -9,6 +9,7 @@ from conftest import MATES
 from messiah.evaluator import Evaluator
 from messiah.search import Limits, make_searcher
 from messiah.search.mcts import Puct
+from messiah.search.playout import CoreLeaves
 from messiah.search.tree import Tree, _pairwise_sum
 
 MB = 2**20
@@ -67,7 +68,7 @@ def test_the_tree_never_grows_past_its_share_of_usi_hash(evaluator):
     """USI_Hash 2: the tree gets 1 MB. A search of many times what fits fills it, then goes on without
     expanding (leaves at the tree's edge valued by their move's Q): every playout is still counted at the root,
     and the arrays stay within their bytes."""
-    searcher = make_searcher("puct", evaluator, mate_nodes=0, leaf_mate_nodes=0)
+    searcher = make_searcher("puct", evaluator, mate_nodes=0)
     searcher.set_hash(2)
     tree = searcher.tree
     assert tree.max_bytes == MB
@@ -117,25 +118,24 @@ def test_the_next_search_keeps_only_the_subtree_of_its_position(evaluator):
     size = subtree_size(kept)
     searcher.tree.keep_subtree(kept.index)
     root = searcher.tree.view(0)
-    assert root.key == board.zobrist_hash() and root.visits == visits
+    assert root.key == CoreLeaves.key(board) and root.visits == visits
     assert np.array_equal(root.moves, moves) and np.array_equal(root.n, n)
     assert searcher.tree.nodes == size == subtree_size(root) < total
 
 
 @pytest.mark.parametrize("name", ["puct", "ucb1"])
 @pytest.mark.parametrize("ply", [3, 5])
-def test_leaf_mate_nodes_0_still_proves_a_short_mate_where_the_tree_meets_it(evaluator, name, ply):
-    """With no df-pn at the root or the leaves, cshogi's check of LeafMatePly plies proves a mate of that length as
+def test_the_leaf_mate_check_proves_a_short_mate_where_the_tree_meets_it(evaluator, name, ply):
+    """With no df-pn at the root (MateNodes 0), cshogi's check of LeafMatePly plies proves a mate of that length as
     a node is made, with its line: the search ends proven at once, its first move the problem's solution. The
     three-ply check does not see a mate in five."""
     sfen, length, solution = (MATES / f"mate{ply}.tsv").read_text().splitlines()[0].split("\t")
     board = cshogi.Board(sfen)
-    searcher = make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0, leaf_mate_ply=ply)
-    assert searcher.leaf_dfpn is None
+    searcher = make_searcher(name, evaluator, mate_nodes=0, leaf_mate_ply=ply)
     line = searcher._mate_line(board)
     assert int(length) == len(line) == ply and cshogi.move_to_usi(line[0]) == solution.split()[0]
     if ply == 5:
-        assert make_searcher(name, evaluator, mate_nodes=0, leaf_mate_nodes=0, leaf_mate_ply=3)._mate_line(board) == []
+        assert make_searcher(name, evaluator, mate_nodes=0, leaf_mate_ply=3)._mate_line(board) == []
     result = searcher.search(board, Limits(nodes=200))
     assert result.mate == ply and len(result.pv) == ply and result.pv[0] & 0xFFFF == line[0] & 0xFFFF, result
     for move in result.pv:  # a real line: legal moves that end in mate

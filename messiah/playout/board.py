@@ -37,7 +37,7 @@ import numpy as np
 from numba import njit
 
 from messiah import features
-from messiah.position import board_from_sfen
+from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES
 
 # --- the state's layout
 HAND = 81
@@ -49,9 +49,9 @@ HAND_KEY = 100
 OCCUPIED = 101  # + 0, 1
 SLIDERS = 103  # + 2 * colour + 0, 1
 STATE = 112  # slots (a little spare, a multiple of eight)
-# Room for a position's legal moves: the most any position has (messiah.rules.MAX_LEGAL_MOVES, 593), with spare,
-# since compiled code writes these buffers without bounds checks.
-MAX_MOVES = 600
+# Room for a position's legal moves: the most any position has, rounded up to a multiple of eight (600), since
+# compiled code writes these buffers without bounds checks.
+MAX_MOVES = (MAX_LEGAL_MOVES + 7) // 8 * 8
 
 # --- a line's history, one row a position, for repetitions (cshogi's is_draw, Apery's isDraw)
 H_BOARD_KEY, H_HAND_KEY = 0, 1
@@ -61,7 +61,6 @@ H_PLIES = 11  # plies since the position the game was set up from (cshogi's plie
 H_TURN = 12
 HISTORY_SLOTS = 13
 MAX_LINE = 1024  # plies a search's line may add to a history: the deepest descent (search.tree.MAX_DEPTH)
-REPETITION_PLIES = 16  # plies of history searched for a repetition
 # cshogi's verdicts (Board.is_draw), for the side to move
 NOT_REPETITION, REPETITION_DRAW, REPETITION_WIN, REPETITION_LOSE, REPETITION_SUPERIOR, REPETITION_INFERIOR = range(6)
 
@@ -188,12 +187,6 @@ def from_board(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray
     return b
 
 
-def from_sfen(sfen: str) -> np.ndarray:
-    """The state of an sfen, checked as the engine checks a GUI's (messiah.position.PositionError names the
-    fault)."""
-    return from_board(board_from_sfen(sfen))
-
-
 @njit(**NO_REFCOUNTS)
 def attacked(b, sq, by):
     """Whether a piece of colour ``by`` attacks ``sq`` (pinned pieces attack; a king attacks)."""
@@ -229,9 +222,28 @@ def in_check(b):
 
 
 @njit(**NO_REFCOUNTS)
-def _last_ranks(colour, rank):
-    """How many ranks from the far end ``rank`` is for ``colour``: 1 on the last rank, 2 on the one before..."""
-    return rank + 1 if colour == BLACK else 9 - rank
+def rank_from(colour, sq):
+    """The rank of ``sq`` counted from ``colour``'s far side: 0 is the last rank, the one its pieces move toward."""
+    return sq % 9 if colour == BLACK else 8 - sq % 9
+
+
+@njit(**NO_REFCOUNTS)
+def in_zone(colour, sq):
+    """Whether ``sq`` is on the far three ranks for ``colour``: its promotion zone, and the camp an entering king
+    counts pieces in."""
+    return rank_from(colour, sq) <= 2
+
+
+@njit(**NO_REFCOUNTS)
+def pawn_on_file(b, colour, sq, skip):
+    """Whether ``colour`` has a pawn on the file of ``sq`` (the one on ``skip`` not counted; -1 counts all): a second
+    pawn may not be dropped there."""
+    pawn = PAWN + WHITE_CODE * colour
+    f = sq // 9 * 9
+    for s in range(f, f + 9):
+        if b[s] == pawn and s != skip:
+            return True
+    return False
 
 
 @njit(**NO_REFCOUNTS)
@@ -241,14 +253,14 @@ def _add_board_move(out, n, b, us, frm, to, code):
     t = code & 15
     base = to | frm << 7 | t << 16 | (b[to] & 15) << 20
     if t <= ROOK:  # promotable
-        far_from, far_to = _last_ranks(us, frm % 9), _last_ranks(us, to % 9)
-        if far_from <= 3 or far_to <= 3:
+        far_to = rank_from(us, to)
+        if in_zone(us, frm) or far_to <= 2:
             out[n] = base | 1 << 14
             n += 1
             # a piece that would have no move left must promote
-            if (t == PAWN or t == LANCE) and far_to == 1:
+            if (t == PAWN or t == LANCE) and far_to == 0:
                 return n
-            if t == KNIGHT and far_to <= 2:
+            if t == KNIGHT and far_to <= 1:
                 return n
     out[n] = base
     return n + 1
@@ -370,10 +382,8 @@ def legal_moves(b, out):
     forward = -1 if us == BLACK else 1  # a pawn's step, in squares
     enemy_king = b[KING + them]
     pawn_files = np.zeros(9, np.bool_)
-    own_pawn = PAWN + WHITE_CODE * us
-    for sq in range(81):
-        if b[sq] == own_pawn:
-            pawn_files[sq // 9] = True
+    for f in range(9):
+        pawn_files[f] = pawn_on_file(b, us, f * 9, -1)
     scratch = np.empty(MAX_MOVES, np.uint32)
     for h in range(7):
         if b[HAND + 7 * us + h] == 0:
@@ -382,10 +392,10 @@ def legal_moves(b, out):
         for to in range(81):
             if b[to] or (checkers and not mask[to]):
                 continue
-            far = _last_ranks(us, to % 9)
-            if (t == PAWN or t == LANCE) and far == 1:
+            far = rank_from(us, to)
+            if (t == PAWN or t == LANCE) and far == 0:
                 continue
-            if t == KNIGHT and far <= 2:
+            if t == KNIGHT and far <= 1:
                 continue
             if t == PAWN:
                 if pawn_files[to // 9]:

@@ -22,6 +22,7 @@ from messiah.playout.board import (
     attacked,
     colour_of,
     in_check,
+    in_zone,
 )
 from messiah.rules import (
     CAMP_PIECES,
@@ -45,12 +46,6 @@ _TRY = np.array(TRY_SQUARE, np.int64)
 def rule_code(name: str) -> int:
     """The code of an entering-king rule by its USI name (messiah.rules.ENTERING_KING_RULES)."""
     return ENTERING_KING_RULES.index(name)
-
-
-@njit(**NO_REFCOUNTS)
-def _camp(square, colour):
-    rank = square % 9
-    return rank <= 2 if colour == 0 else rank >= 6
 
 
 @njit(**NO_REFCOUNTS)
@@ -89,7 +84,7 @@ def declaration(b, rule):
     if rule == TRY:
         return _try_move(b, us)
     king = b[KING + us]
-    if king < 0 or not _camp(king, us) or in_check(b):
+    if king < 0 or not in_zone(us, king) or in_check(b):
         return NO_DECLARATION
     pieces = points = 0
     material = 0  # both sides' points, kings left out: a full set's unless pieces were given
@@ -98,7 +93,7 @@ def declaration(b, rule):
         if code == 0 or code & 15 == 8:
             continue
         material += _points(code)
-        if colour_of(code) == us and _camp(sq, us):
+        if colour_of(code) == us and in_zone(us, sq):
             pieces += 1
             points += _points(code)
     for c in range(2):
