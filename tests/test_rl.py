@@ -15,7 +15,7 @@ from dataclasses import replace
 import cshogi
 import numpy as np
 import pytest
-from conftest import GAMES, OPENINGS, TEACHER
+from conftest import FIXTURES, GAMES, OPENINGS, TEACHER
 
 from messiah.records import game_index_path, read_records
 from messiah.records.selfplayfile import (
@@ -304,13 +304,14 @@ def test_a_tiny_run_plays_learns_gates_logs_and_resumes_after_a_crash(tmp_path):
     assert ((np.asarray(records["flags"]) & FINAL) > 0).sum() == sum(
         bool(truncated[s]) for s in starts)  # one final position per truncated game
     # log.csv: the whole header, and a column written for every figure of the generation but the JSON-only ones
-    from messiah.train.rl.loop import JSON_ONLY, LOG_FIELDS
+    from messiah.train.rl.figures import LOG_FIELDS
 
     with open(out / "log.csv", newline="") as f:
         header, *written = list(csv.reader(f))
     assert header == LOG_FIELDS and len(written) == 1
     filled = {name for name, cell in zip(header, written[0], strict=True) if cell}
-    assert filled == {k for k, v in row.items() if k not in JSON_ONLY and v is not None} | {"total_elo"}
+    assert set(row) - set(LOG_FIELDS) == {"endings", "sprt"}  # the JSON-only figures
+    assert filled == {k for k, v in row.items() if k in LOG_FIELDS and v is not None} | {"total_elo"}
     # once dropped unsaid; the floodgate figures come with the shared data's floodgate test set only
     floodgate = {"floodgate_agreement", "floodgate_value_mse"} if "floodgate_agreement" in row else set()
     assert {"generation_s", "teacher_value_mse"} | floodgate <= filled
@@ -744,7 +745,7 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
     no gain against the best, so its row has no sum (a flat 0 in the plot said nothing)."""
     import csv
 
-    from messiah.train.rl.loop import write_log
+    from messiah.train.rl.figures import write_log
 
     gens = tmp_path / "gens"
     gens.mkdir()
@@ -766,6 +767,31 @@ def test_the_log_sums_gated_promotions_only(tmp_path):
         write_log(tmp_path)
 
 
+def test_an_older_run_s_figures_make_the_log_they_made(tmp_path):
+    """The figures files and log.csv of a tiny run (--strong-fraction 0.1 --tree-visits 2 --target-every 2) saved by
+    the loop of 1997a08, before the log's columns became Figures' fields: the figures read back make that log.csv to
+    the byte (every column in its place, its JSON-only figures read and left out, its nulls empty cells)."""
+    from messiah.train.rl.figures import write_log
+
+    shutil.copytree(FIXTURES / "rl-run" / "gens", tmp_path / "gens")
+    assert write_log(tmp_path).read_bytes() == (FIXTURES / "rl-run" / "log.csv").read_bytes()
+
+
+def test_every_column_of_the_log_is_a_field_with_its_meaning():
+    """Figures is the log's one home: its fields, in order, are log.csv's columns (those of the loop's earlier
+    LOG_FIELDS, in their places), each with a docstring; a phase's figure with no field fails at once, before its
+    generation's file is written (it failed at the next write_log, the file already on disk)."""
+    from messiah.config import field_docs
+    from messiah.train.rl.figures import LOG_FIELDS, Figures
+
+    with open(FIXTURES / "rl-run" / "log.csv", newline="") as f:
+        assert LOG_FIELDS == next(csv.reader(f))
+    docs = field_docs(Figures)
+    assert all(docs.get(name) for name in [*LOG_FIELDS, "endings", "sprt"])
+    with pytest.raises(ValueError, match="new_figure_s"):
+        Figures(1).update({"games": 2, "new_figure_s": 1.0})
+
+
 def test_the_elo_panel_says_when_a_run_played_no_games(tmp_path):
     """A run with --no-gate and --verify-every 0 has no Elo to draw: log.png's panel says so instead of showing an
     empty frame; a run gated or verified in some generations only draws those generations' Elo (it drew none
@@ -778,7 +804,7 @@ def test_the_elo_panel_says_when_a_run_played_no_games(tmp_path):
     import matplotlib.pyplot as plt
 
     from messiah.train.plot import elo_panel
-    from messiah.train.rl.loop import write_log
+    from messiah.train.rl.figures import write_log
 
     def panel(rows: list[dict]) -> tuple[bool, list[str]]:
         gens = tmp_path / "gens"

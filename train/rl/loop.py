@@ -12,7 +12,8 @@ A generation g, as KataGo's synchronous loop (self-play, train, export, gate):
    (colours swapped, openings from the set); promoted by score or SPRT; Elo and interval logged;
    **verify** (every ``verify_every`` generations): the candidate plays the run's starting model, a fixed
    reference, so that the log's gains never chain on lucky gates;
-5. the generation's figures go to ``gens/gNNNN.json``; ``log.csv`` and ``log.png`` are rebuilt from them.
+5. the generation's figures (figures.py: :class:`Figures`, one field per column of the log) go to
+   ``gens/gNNNN.json``; ``log.csv`` and ``log.png`` are rebuilt from them.
 
 Every phase is resumable: ``state.json`` (:class:`RunState`) names the generation reached; self-play resumes from
 the games in its file (the game index is exact, a half-written game is cut off), the learner from
@@ -23,7 +24,6 @@ played, the steps since the last checkpoint and an unfinished gate match; rerunn
 
 from __future__ import annotations
 
-import csv
 import json
 import math
 import os
@@ -65,24 +65,11 @@ from messiah.train.rl.config import (
     parse_sprt,
     save_config,
 )
+from messiah.train.rl.figures import Figures, write_log
 from messiah.train.rl.layout import RunLayout
 from messiah.train.rl.selfplay import Actor, GameSpec, GameStats, actor_process
 
 GATE_BYOYOMI = 60_000  # ms: a clock that never binds, so the node budget alone decides how long a move takes
-LOG_FIELDS = [
-    "generation", "games", "positions", "tree_positions", "selfplay_s", "selfplay_positions_per_s",
-    "positions_per_s_per_actor", "forward_share", "mean_plies", "truncated_share", "resign_share", "mate_share",
-    "repetition_share", "false_resign_rate", "resign_checked", "exploratory_share", "fast_share", "black_win_share",
-    "window", "tree_window", "learner_steps", "learner_positions_per_s", "learner_data_share", "target_refresh_s",
-    "learn_s", "loss", "value_loss", "rank_loss", "dense_loss", "target_mean", "teacher_agreement",
-    "teacher_value_mse", "floodgate_agreement", "gate_games", "gate_wins", "gate_losses", "gate_draws",
-    "gate_score", "elo", "elo_low", "elo_high", "gate_s", "promoted", "best_generation", "total_elo",
-    "verify_games", "verify_wins", "verify_losses", "verify_draws", "verify_elo", "verify_elo_low",
-    "verify_elo_high", "verify_s", "verified_generation", "rolled_back_to", "floodgate_value_mse", "generation_s",
-]
-# A generation's figures kept in its gens/gNNNN.json only: the games' endings by name (a count each) and the gate's
-# SPRT decision (``promoted`` says what it decided). Every other figure is a column of log.csv.
-JSON_ONLY = ("endings", "sprt")
 
 
 def _copy_atomic(source: Path, path: Path) -> None:
@@ -464,7 +451,8 @@ def run(cfg: RLConfig) -> Path:
     while state.generation <= cfg.generations:
         g = state.generation
         gen_start = time.perf_counter()
-        figures = {"generation": g, **selfplay(cfg, g, best)}
+        figures = Figures(g)
+        figures.update(selfplay(cfg, g, best))
         if learner is None:
             learner = Learner(cfg, net_fn())
             learner.load()
@@ -476,10 +464,10 @@ def run(cfg: RLConfig) -> Path:
         if cfg.verify_every and g % cfg.verify_every == 0:
             figures.update(verify(cfg, g, candidate))
         back = _promote_or_roll_back(cfg, state, g, candidate, best, figures)
-        figures["best_generation"] = state.best_generation
-        figures["generation_s"] = time.perf_counter() - gen_start
+        figures.best_generation = state.best_generation
+        figures.generation_s = time.perf_counter() - gen_start
         layout.figures(g).parent.mkdir(exist_ok=True)
-        write_json(layout.figures(g), figures)
+        figures.save(layout.figures(g))
         if back is not None:  # a kill before state.json replays this tail: both steps are idempotent
             _copy_atomic(layout.model(back), best)
             learner.restart_from(best)
@@ -526,47 +514,16 @@ def _learn(cfg: RLConfig, generation: int, learner) -> dict:
 
 
 def _promote_or_roll_back(cfg: RLConfig, state: RunState, generation: int, candidate: Path, best: Path,
-                          figures: dict) -> int | None:
+                          figures: Figures) -> int | None:
     """A promoted candidate becomes the best model; with --rollback, a verified candidate clearly below the
     best verified one sends the run back to that one: its generation (None: go on)."""
-    if figures["promoted"]:
+    if figures.promoted:
         _copy_atomic(candidate, best)
         state.best_generation = generation
-    if not (cfg.rollback and "verify_elo" in figures):
+    if not (cfg.rollback and figures.verify_elo is not None):
         return None
-    state.verified, back = rollback_target(state.verified, generation, figures)
-    figures["verified_generation"] = state.verified[0]
+    state.verified, back = rollback_target(state.verified, generation, vars(figures))
+    figures.verified_generation = state.verified[0]
     if back is not None:
-        figures["rolled_back_to"] = state.best_generation = back
+        figures.rolled_back_to = state.best_generation = back
     return back
-
-
-def write_log(out: Path) -> Path:
-    """log.csv from the generations' json files (so a resumed run never duplicates a row), and log.png."""
-    layout = RunLayout(out)
-    files = layout.all_figures()
-    rows = [json.loads(p.read_text()) for p in files]
-    for file, row in zip(files, rows, strict=True):
-        unknown = set(row) - set(LOG_FIELDS) - set(JSON_ONLY)
-        if unknown:
-            raise ValueError(f"{file}: figures with no column in log.csv: {', '.join(sorted(unknown))} (add them to "
-                             "LOG_FIELDS, or to JSON_ONLY)")
-    total = 0.0
-    for row in rows:
-        if "gate_games" not in row:  # a generation without a gate (--no-gate) promotes no measured gain
-            continue
-        if row.get("promoted") and math.isfinite(_number(row, "elo")):
-            total += row["elo"]
-        row["total_elo"] = total
-    path = layout.log
-    with atomic_path(path) as tmp, open(tmp, "w", newline="") as f:
-        writer = csv.DictWriter(f, LOG_FIELDS, restval="")
-        writer.writeheader()
-        writer.writerows({k: v for k, v in row.items() if k not in JSON_ONLY} for row in rows)
-    try:
-        from messiah.train.plot import plot_rl_log
-
-        plot_rl_log(path)
-    except ImportError:  # matplotlib is optional: the CSV is the record
-        pass
-    return path
