@@ -106,16 +106,18 @@ def _pretrain(args: argparse.Namespace) -> None:
 
 
 def _rl(args: argparse.Namespace) -> None:
-    from messiah.train.rl.config import RLConfig, load_config
+    from messiah.train.rl.config import RLConfig, load_config, with_recipe
 
     with _one_line_warnings("rl"):
         _needs_training_extra("rl")
         from messiah.train.rl.loop import run
 
         # A run's own configuration is the base: rerunning the same command (or only --out) continues it, and
-        # a flag that would make it another run is refused by name.
-        saved = load_config(getattr(args, "out", RLConfig.out))
-        print(run(_config(args, saved)))
+        # a flag that would make it another run is refused by name. A recipe counts as flags given before the others.
+        base = load_config(getattr(args, "out", RLConfig.out))
+        if args.recipe:
+            base = with_recipe(args.recipe, base)
+        print(run(_config(args, base)))
 
 
 def _export(args: argparse.Namespace) -> None:
@@ -421,7 +423,7 @@ def _add_training_commands(sub: argparse._SubParsersAction, as_json: argparse.Ar
     from messiah.tools.evaluate import EvaluateConfig
     from messiah.train.config import ExportConfig, TrainConfig
     from messiah.train.gensfen import GensfenConfig
-    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.config import RECIPES, RLConfig, recipe_flags
 
     _command(sub, "evaluate", EvaluateConfig, _evaluate, "agreement, top-3 agreement and value MSE of a model on data",
              [as_json])
@@ -433,11 +435,14 @@ def _add_training_commands(sub: argparse._SubParsersAction, as_json: argparse.Ar
                  "messiah.train.config.TrainConfig; --resume continues OUT's run with its own configuration.")
     p.add_argument("--resume", action="store_true", help="continue the run in OUT from its checkpoint.pt, with "
                    "the configuration saved there; flags that would change the run are refused")
-    _command(sub, "rl", RLConfig, _rl, "self-play reinforcement, DQN with Q(lambda), in generations (needs torch); "
-             "rerunning the command continues the run",
-             description="Self-play DQN/Q(lambda) (train/rl/loop.py, docs/rl.md). Every flag is a field of "
-             "messiah.train.rl.config.RLConfig; OUT keeps the run's configuration, and rerunning the command "
-             "continues it (flags that would change the run are refused).")
+    p = _command(sub, "rl", RLConfig, _rl, "self-play reinforcement, DQN with Q(lambda), in generations (needs "
+                 "torch); rerunning the command continues the run",
+                 description="Self-play DQN/Q(lambda) (train/rl/loop.py, docs/rl.md). Every flag is a field of "
+                 "messiah.train.rl.config.RLConfig; OUT keeps the run's configuration, and rerunning the command "
+                 "continues it (flags that would change the run are refused).")
+    p.add_argument("--recipe", choices=sorted(RECIPES), help="start from a recipe (train/rl/config.py), as if its "
+                   "flags came first: the flags given override them, and OUT's config.json keeps the values; "
+                   + "; ".join(f"{name}: {recipe_flags(name)}" for name in RECIPES) + " (default: none)")
     _command(sub, "export", ExportConfig, _export, "export a training checkpoint to ONNX (needs torch)")
     _command(sub, "quantize", QuantizeConfig, _quantize, "an int8 copy of a model for the CPU, about twice as fast "
              "(needs the training extra)")

@@ -8,6 +8,7 @@ import dataclasses
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 from conftest import FORMATS, TEACHER
@@ -127,6 +128,44 @@ def test_an_old_rl_config_json_continues_and_refuses_another_run(tmp_path):
     other = from_args(RLConfig, subparser("rl").parse_args(["--out", str(out), "--lr", "1e-3"]), saved)
     assert run_changes(saved, other) == ["lr 0.0003 -> 0.001"]
     assert from_dict(RLConfig, {"lam": 0.5, "no_longer_a_field": 1}) == RLConfig(lam=0.5)
+
+
+def test_the_m7_recipe_is_the_shipped_runs_settings_which_flags_override_and_config_json_keeps(tmp_path, monkeypatch):
+    """--recipe m7 gives the settings of lm2's command, the run that made m7 (docs/rl-results.md); a flag given
+    overrides one; config.json keeps the values, so rerunning with only --out continues the run, and rerunning with
+    the recipe but without the flag is another run, refused by name."""
+    pytest.importorskip("torch")
+    from messiah.train.rl import loop
+    from messiah.train.rl.config import RLConfig, load_config, recipe_flags, save_config
+
+    made = []
+
+    def run(cfg: RLConfig):  # the loop's first step: the configuration saved (loop._start), or refused
+        saved = load_config(cfg.out)
+        made.append((cfg, run_changes(saved, cfg) if saved else []))
+        cfg.layout.root.mkdir(parents=True, exist_ok=True)
+        save_config(cfg)
+        return cfg.layout.best
+
+    monkeypatch.setattr(loop, "run", run)
+    out = str(tmp_path / "m7r")
+    main(["rl", "--out", out, "--recipe", "m7", "--tree-visits", "16", "--seed", "102"])
+    cfg, _ = made[-1]
+    # lm2: --games 240 --steps 480 --nodes 192 --window 1000000 --no-gate --lam 0.9 --teacher-fraction 0.25
+    # --strong-fraction 0.1 --tree-visits 8 --tree-fraction 0.2 --openings '' --random-plies 8
+    assert (cfg.games, cfg.steps, cfg.nodes, cfg.window, cfg.gate, cfg.lam, cfg.teacher_fraction, cfg.strong_fraction,
+            cfg.tree_fraction, cfg.openings, cfg.random_plies) == (240, 480, 192, 1_000_000, False, 0.9, 0.25, 0.1,
+                                                                   0.2, "", 8)
+    assert cfg.tree_visits == 16 and cfg.seed == 102 and cfg.actors == RLConfig().actors
+    assert json.loads((tmp_path / "m7r" / "config.json").read_text())["strong_fraction"] == 0.1
+    main(["rl", "--out", out, "--generations", "12"])
+    assert made[-1] == (dataclasses.replace(cfg, generations=12), [])
+    main(["rl", "--out", out, "--recipe", "m7"])
+    assert made[-1][1] == ["tree_visits 16 -> 8"]
+    assert "--strong-fraction 0.1 --tree-visits 8" in " ".join(subparser("rl").format_help().split())
+    # docs/rl.md says the recipe once, as its one home has it
+    docs = " ".join((Path(__file__).parents[1] / "docs" / "rl.md").read_text().split())
+    assert recipe_flags("m7") in docs
 
 
 def test_export_without_torch_is_one_line():

@@ -218,6 +218,42 @@ class RLConfig(Training):
             raise UserError("--rollback acts on the verifications: give --verify-every N as well")
 
 
+# Recipes: named sets of field values, ``messiah rl --recipe NAME``. A recipe is as if its flags were given first: the
+# flags given override it, and config.json keeps the values (not the name), so a rerun continues the run as any.
+#
+# m7: the settings of lm2, the run that made m7 (docs/rl-results.md): 240 games of 192 visits and 480 learner steps a
+# generation, a million-position window, no gate, lambda 0.9, teacher rows 0.25, floodgate rows 0.1, TreeStrap rows
+# at 8 visits taking 0.2 of the batch, openings of 8 random plies. Every run that made a shipped self-play model
+# (rl-n64t: m4, m5a: m5, m6b: m6, lm1r then lm2: m7) had the teacher, floodgate and TreeStrap rows; those since m5 the
+# games, steps, window, no gate and openings; m6's and m7's the visits. A recipe and not the defaults: the screens
+# never decided the floodgate or TreeStrap rows against their absence on their own (t0b took the teacher's rows out
+# too; TreeStrap's lead over a plain run, +48, was inside the noise), the budget is the 2-core CPU's and no
+# default's, and the defaults stay the small run that a first command and the tests make. Left out: the machine
+# (--actors, --device, --threads), the run's own (--out, --init, --seed, --generations), and the teacher files,
+# which those runs named by their paths (teacher_s1, s2, s7 and s8 of the shared set): the recipe keeps every one.
+RECIPES: dict[str, dict] = {
+    "m7": {"games": 240, "steps": 480, "nodes": 192, "window": 1_000_000, "gate": False, "lam": 0.9,
+           "teacher_fraction": 0.25, "strong_fraction": 0.1, "tree_visits": 8, "tree_fraction": 0.2, "openings": "",
+           "random_plies": 8},
+}
+
+
+def with_recipe(name: str, base: RLConfig | None = None) -> RLConfig:
+    """``base`` (a run's saved configuration; else the defaults) with the recipe ``name``'s values."""
+    return dataclasses.replace(base or RLConfig(), **RECIPES[name])
+
+
+def recipe_flags(name: str) -> str:
+    """The recipe ``name`` as the flags that give it, for the help."""
+    def flag(key: str, value) -> str:
+        dashed = key.replace("_", "-")
+        if isinstance(value, bool):
+            return f"--{dashed}" if value else f"--no-{dashed}"
+        return f"--{dashed} {value}" if value != "" else f"--{dashed} ''"
+
+    return " ".join(flag(key, value) for key, value in RECIPES[name].items())
+
+
 # Levers measured, closed and deleted with their flags (CHANGELOG), each with the setting the code keeps: a saved run
 # that set one otherwise is refused by name, never continued as another run.
 CLOSED = {"bootstrap": "net"}
