@@ -6,8 +6,10 @@ called them), on the leaves of random play one to six plies down from the bench 
     python scripts/leaf_mate_cost.py --ply 5 --rounds 5
 
 Prints one JSON object: the leaves, the mates each found (they must agree: the core holds cshogi's verdicts), and
-each round's microseconds a leaf for both. Run it with another checkout's Python path to compare two versions of
-the core (docs/benchmarks.md, "The leaf mate check").
+each round's microseconds a leaf for both. To compare two versions of the core, run it in turn from each checkout
+with PYTHONPATH set to it (docs/benchmarks.md, "One leaf path"); the editable install maps messiah.search to this
+repository's search/ whatever PYTHONPATH says, so a checkout elsewhere needs messiah/search (and models, train)
+linked to its own folders first.
 """
 
 from __future__ import annotations

@@ -149,7 +149,7 @@ class LeafCache(NamedTuple):
     by position key: a table of ``slots`` (key, where its values start, their count; count -1: empty) and a
     ``pool`` written as a ring. ``head[0]`` is where the next answer goes, counted from the first (never wrapped),
     so an answer is whole while the ring has not come round over it: start + len(pool) >= head. A full cache loses
-    its oldest answers first, as the Python path's least-recently-used one does, but by age, not by use."""
+    its oldest answers first, as the evaluation cache's least-recently-used one does (search.base), but by age."""
 
     slots: np.ndarray
     pool: np.ndarray
