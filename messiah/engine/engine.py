@@ -100,18 +100,18 @@ def load_evaluator(settings: Settings) -> Evaluator:
 
 # What a fresh install's first start says while numba compiles the search (measured: docs/benchmarks.md, "First
 # start"); numba caches the result beside the package, so it is once per install.
-COMPILING_NOTE = ("compiling the search once for this installation (about 10 s of one core); later starts take "
-                  "about a second")
+COMPILING_NOTE = ("compiling the search once for this installation (about two minutes of one core); later starts "
+                  "take about a second")
 
 
 def search_compiled() -> bool:
     """Whether numba's cache already holds the search's compiled code, so that a start loads it (a second) rather
-    than compiles it. Read from numba's cache index of the tree's selection (numba's own layout: when it cannot be
-    read, True, and nothing is said)."""
-    from messiah.search.tree import select_leaf
+    than compiles it. Read from numba's cache index of the leaves' gather, the compiled leaf path's entry, which a
+    first search compiles (numba's own layout: when it cannot be read, True, and nothing is said)."""
+    from messiah.search.playout import gather
 
     try:
-        return os.path.exists(select_leaf._cache._cache_file._index_path)
+        return os.path.exists(gather._cache._cache_file._index_path)
     except AttributeError:
         return True
 
