@@ -44,9 +44,10 @@ from typing import NamedTuple
 
 import cshogi
 import numpy as np
-from numba import njit, prange
+from numba import prange
 
 from messiah.errors import DataError
+from messiah.jit import njit
 
 NUM_CHANNELS = 36
 ROWS, COLS = 11, 9

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import cshogi
 import numpy as np
-from numba import njit
+
+from messiah.jit import njit
 
 NUM_SQUARES = 81
 NUM_FROM = 88  # 81 squares + 7 drop kinds

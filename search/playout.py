@@ -17,10 +17,10 @@ from typing import NamedTuple
 
 import cshogi
 import numpy as np
-from numba import njit
 
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import SHAPE, _write
+from messiah.jit import njit
 from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
 from messiah.playout import board as core
 from messiah.playout import mate as core_mate

@@ -24,8 +24,8 @@ import math
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from messiah.jit import njit
 from messiah.rules import MAX_LEGAL_MOVES
 from messiah.search.base import permille
 

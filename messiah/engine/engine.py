@@ -100,8 +100,8 @@ def load_evaluator(settings: Settings) -> Evaluator:
 
 # What a fresh install's first start says while numba compiles the search (measured: docs/benchmarks.md, "First
 # start"); numba caches the result beside the package, so it is once per install.
-COMPILING_NOTE = ("compiling the search once for this installation (about two minutes of one core); later starts "
-                  "take about a second")
+COMPILING_NOTE = ("compiling the search once for this installation (about a minute and a half of one core); "
+                  "later starts take about a second")
 
 
 def search_compiled() -> bool:

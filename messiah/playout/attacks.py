@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import numpy as np
 from llvmlite import ir
-from numba import njit, types
+from numba import types
 from numba.extending import intrinsic
 
+from messiah.jit import njit
 from messiah.playout.board import (
     BISHOP,
     BLACK,

@@ -34,9 +34,9 @@ from __future__ import annotations
 
 import cshogi
 import numpy as np
-from numba import njit
 
 from messiah import features
+from messiah.jit import njit
 from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES
 
 # --- the state's layout

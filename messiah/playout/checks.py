@@ -8,8 +8,8 @@ pawn, bishop or rook that could promote, a lance to its second-last rank), the k
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from messiah.jit import njit
 from messiah.playout.attacks import (
     DIR_OF,
     DRAGON,

@@ -15,8 +15,8 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import numpy as np
-from numba import njit
 
+from messiah.jit import njit
 from messiah.playout.attacks import (
     MEMO,
     MEMO_EXPOSED,

@@ -13,8 +13,8 @@ verdicts depend on them. It assumes the opponent has a king and the side to move
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from messiah.jit import njit
 from messiah.playout.attacks import (
     ADJACENT,
     B_HAND,

@@ -6,8 +6,8 @@ core's board. tests/test_playout_rules.py holds it against cshogi's ``is_nyugyok
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
 
+from messiah.jit import njit
 from messiah.playout.board import (
     BISHOP,
     HAND,
