@@ -23,7 +23,8 @@ import cshogi
 import numpy as np
 from numba import njit
 
-from messiah.playout import board as core
+from messiah.playout import attacks as core_attacks
+from messiah.playout import history as core_history
 from messiah.playout import mate, mate_one
 from messiah.tools.bench import position_set
 
@@ -47,10 +48,10 @@ def leaves(seed: int) -> list[cshogi.Board]:
 
 
 def arrays(boards: list[cshogi.Board]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    made = [core.history_of(board) for board in boards]
+    made = [core_history.history_of(board) for board in boards]
     rows = max(history.shape[0] for _, history, _ in made)
     states = np.stack([state for state, _, _ in made])
-    histories = np.zeros((len(made), rows, core.HISTORY_SLOTS), np.int64)
+    histories = np.zeros((len(made), rows, core_history.HISTORY_SLOTS), np.int64)
     for i, (_, history, _) in enumerate(made):
         histories[i, : history.shape[0]] = history
     return states, histories, np.array([row for _, _, row in made], np.int64)
@@ -63,7 +64,7 @@ def core_all(states, histories, at, ply, work):
     found = 0
     for i in range(states.shape[0]):
         b = states[i]
-        if not core.in_check(b) and mate_one.mate_in_one(b):
+        if not core_attacks.in_check(b) and mate_one.mate_in_one(b):
             found += 1
         elif mate.mate_in_odd(work, b, histories[i], at[i], ply, line):
             found += 1

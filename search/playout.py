@@ -22,9 +22,12 @@ from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import SHAPE, _write
 from messiah.jit import njit
 from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
+from messiah.playout import attacks as core_attacks
 from messiah.playout import board as core
+from messiah.playout import history as core_history
 from messiah.playout import mate as core_mate
 from messiah.playout import mate_one
+from messiah.playout import movegen as core_moves
 from messiah.playout import rules as core_rules
 from messiah.playout.mate import MateWork
 from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES
@@ -119,20 +122,20 @@ def _ended(b, history, row, ply, rules, moves):
     if ply > 0:
         if max_moves and b[core.PLY] > max_moves:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
-        repetition = core.repetition(history, row, REPETITION_PLIES)
-        if repetition == core.REPETITION_DRAW:
+        repetition = core_history.repetition(history, row, REPETITION_PLIES)
+        if repetition == core_history.REPETITION_DRAW:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
         hands = ply >= HANDS_REPETITION_PLY  # other hands end a line only so far below the root (search.base)
-        if repetition == core.REPETITION_WIN or (repetition == core.REPETITION_SUPERIOR and hands):
+        if repetition == core_history.REPETITION_WIN or (repetition == core_history.REPETITION_SUPERIOR and hands):
             return 1.0, False, count
-        if repetition == core.REPETITION_LOSE or (repetition == core.REPETITION_INFERIOR and hands):
+        if repetition == core_history.REPETITION_LOSE or (repetition == core_history.REPETITION_INFERIOR and hands):
             return 0.0, False, count
         if core_rules.tried(b, ek):
             return 1.0 - _win_in(ply), True, count
     declared = core_rules.declaration(b, ek)
     if declared != core_rules.NO_DECLARATION:
         return _win_in(ply if declared == 0 else ply + 1), True, count
-    count = core.legal_moves(b, moves)
+    count = core_moves.legal_moves(b, moves)
     if count == 0:
         return 1.0 - _win_in(ply), True, count
     return np.nan, False, count
@@ -225,7 +228,7 @@ def _walk(state, root, line, depth):
         state[i] = root_state[i]
     for k in range(depth):
         core.push(state, line[k])
-        core.remember(state, history, root_row + 1 + k, 0)
+        core_history.remember(state, history, root_row + 1 + k, 0)
 
 
 @njit(cache=True, nogil=True)
@@ -323,7 +326,7 @@ def _leaf_mate(b, history, row, mate_ply, out, work):
     no king (a tsume problem's defender has nothing to mate). The search works in ``work`` (a :class:`MateWork`)."""
     if b[core.KING + 1 - b[core.TURN]] < 0:
         return 0
-    if not core.in_check(b):
+    if not core_attacks.in_check(b):
         move = mate_one.mate_in_one(b)
         if move:
             out[0] = move
@@ -333,7 +336,7 @@ def _leaf_mate(b, history, row, mate_ply, out, work):
 
 def root_arrays(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray, int]:
     """The root's state, the history the line's repetitions are judged with, and the root's row in it."""
-    state, history, row = core.history_of(board, REPETITION_PLIES)
+    state, history, row = core_history.history_of(board, REPETITION_PLIES)
     assert len(history) >= row + 1 + MAX_DEPTH
     return state, history, row
 
@@ -341,7 +344,7 @@ def root_arrays(board: cshogi.Board) -> tuple[np.ndarray, np.ndarray, int]:
 def score_state(evaluator: Evaluator, state: np.ndarray) -> MoveScores:
     """The evaluator's answer for a position of the core's board, its moves in the core's order (every node of the
     tree has its moves in that order, so a cached answer fits any leaf of the same position)."""
-    moves = core.moves_of(state)
+    moves = core_moves.moves_of(state)
     turn = int(state[core.TURN])
     indices = _indices(moves, turn, _FROM_TABLES, _TO_TABLES)
     if not len(moves):
@@ -402,7 +405,7 @@ class CoreLeaves:
         """The root's move scores from the cache the leaves share (a position that was a leaf of an earlier search
         costs no pass), else from the network; and whether the network was asked."""
         state = self.root[0]
-        moves = core.moves_of(state)
+        moves = core_moves.moves_of(state)
         key = position_key(state)
         at = cache_find(self.cache, key, len(moves))
         if at < 0 or not len(moves):

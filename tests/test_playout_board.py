@@ -12,7 +12,10 @@ import numpy as np
 import pytest
 from conftest import GAMES, MATES, TEACHER, read_hcpe
 
+from messiah.playout import attacks as core_attacks
 from messiah.playout import board as core
+from messiah.playout import history as core_history
+from messiah.playout import movegen as core_moves
 
 # Perft from the start position: the published counts (they are facts of the game, not of either program).
 START_PERFT = {1: 30, 2: 900, 3: 25_470, 4: 719_731}
@@ -27,12 +30,12 @@ class Compared:
     def check(self, board: cshogi.Board, state: np.ndarray) -> list[int]:
         """The board's legal moves, after checking that the core gives the same set and check flag."""
         theirs = sorted(board.legal_moves)
-        mine = sorted(int(m) for m in core.moves_of(state))
+        mine = sorted(int(m) for m in core_moves.moves_of(state))
         if mine != theirs:
             extra = [cshogi.move_to_usi(m) for m in set(mine) - set(theirs)]
             missing = [cshogi.move_to_usi(m) for m in set(theirs) - set(mine)]
             pytest.fail(f"{board.sfen()}: the core adds {extra} and misses {missing}")
-        assert bool(core.in_check(state)) == board.is_check(), board.sfen()
+        assert bool(core_attacks.in_check(state)) == board.is_check(), board.sfen()
         self.positions += 1
         self.in_check += board.is_check()
         self.moves += len(theirs)
@@ -86,7 +89,7 @@ def play(seed: int, games: int, plies: int, captures: float = 0.0, checks: float
 def test_perft_from_the_start_position_matches_the_published_counts():
     state = core.from_board(cshogi.Board())
     for depth, count in START_PERFT.items():
-        assert core.perft(state, depth) == count
+        assert core_moves.perft(state, depth) == count
     assert np.array_equal(state, core.from_board(cshogi.Board()))  # perft leaves its position as it was
 
 
@@ -228,7 +231,7 @@ RULES = [
 @pytest.mark.parametrize(("sfen", "usi", "legal"), RULES)
 def test_each_rule_as_the_rule_book_says_and_as_cshogi_agrees(sfen, usi, legal):
     board = cshogi.Board(sfen)
-    mine = {cshogi.move_to_usi(int(m)) for m in core.moves_of(core.from_board(board))}
+    mine = {cshogi.move_to_usi(int(m)) for m in core_moves.moves_of(core.from_board(board))}
     assert (usi in mine) == legal, (sfen, usi)
     assert mine == {cshogi.move_to_usi(m) for m in board.legal_moves}, sfen
 
@@ -286,16 +289,16 @@ def test_repetition_verdicts_equal_cshogis_is_draw_with_the_history_before_the_r
     assert root_state is None  # set at the first game's first move
     for board, move, first in shuffling_games(seed=5, games=300, plies=150):
         if first or rng.random() < 0.05:  # a new root: history_of from the board as it stands
-            root_state, root_history, row = core.history_of(board)
+            root_state, root_history, row = core_history.history_of(board)
         else:
             core.push(root_state, move)
             row += 1
             if row >= len(root_history):
-                root_state, root_history, row = core.history_of(board)
+                root_state, root_history, row = core_history.history_of(board)
             else:
-                core.remember(root_state, root_history, row, 0)
-        theirs = board.is_draw(core.REPETITION_PLIES)
-        assert core.repetition(root_history, row, core.REPETITION_PLIES) == theirs, board.sfen()
+                core_history.remember(root_state, root_history, row, 0)
+        theirs = board.is_draw(core_history.REPETITION_PLIES)
+        assert core_history.repetition(root_history, row, core_history.REPETITION_PLIES) == theirs, board.sfen()
         seen[theirs] = seen.get(theirs, 0) + 1
     assert seen[cshogi.REPETITION_DRAW] >= 3_000
     assert seen[cshogi.REPETITION_WIN] >= 100 and seen[cshogi.REPETITION_LOSE] >= 100  # perpetual checks

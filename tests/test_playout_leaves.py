@@ -17,6 +17,7 @@ from test_playout_rules import positions as declaration_positions
 from messiah.features import board_planes
 from messiah.moves import legal_move_indices
 from messiah.playout import board as core
+from messiah.playout import history as core_history
 from messiah.playout.mate import MateWork
 from messiah.rules import GameRules
 from messiah.search.base import terminal_value
@@ -91,7 +92,7 @@ def test_a_lines_end_is_judged_as_terminal_value_judges_it(rules):
         else:
             core.push(root, move)
             ply += 1
-            core.remember(root, history, root_row + ply, 0)
+            core_history.remember(root, history, root_row + ply, 0)
         theirs = terminal_value(board, ply, rules)
         mine = judged(root, history, root_row + ply, ply, rules)
         assert mine == pytest.approx(theirs) if theirs is not None else mine is None, (board.sfen(), ply)

@@ -25,6 +25,7 @@ from numba import njit
 
 from messiah.playout import board as core
 from messiah.playout import checks, mate, mate_one
+from messiah.playout import history as core_history
 
 PLIES = (3, 5)  # the odd-ply searches every compared position gets
 DEEP_EVERY = 8  # one compared position in this many gets the seven-ply search too (it costs ten times more)
@@ -69,7 +70,7 @@ def line_problem(board: cshogi.Board, line: list[int]) -> str | None:
             return f"the attacker's move {i} ({cshogi.move_to_usi(move)}) does not check"
     if mated(replay):
         return None
-    if len(line) % 2 == 1 and replay.is_draw(core.REPETITION_PLIES) == cshogi.REPETITION_LOSE:
+    if len(line) % 2 == 1 and replay.is_draw(core_history.REPETITION_PLIES) == cshogi.REPETITION_LOSE:
         return None
     return "it does not end in mate"
 
@@ -93,7 +94,7 @@ class Tally:
         if board.is_check():
             self._compare_checked(board, deep)
             return
-        state, history, row = core.history_of(board)
+        state, history, row = core_history.history_of(board)
         before = state.copy()
         sfen = board.sfen()
         move = int(mate_one.mate_in_one(state))
@@ -108,7 +109,7 @@ class Tally:
         self.positions += 1
 
     def _compare_checked(self, board: cshogi.Board, deep: bool) -> None:
-        state, history, row = core.history_of(board)
+        state, history, row = core_history.history_of(board)
         before = state.copy()
         for ply, found in self._odd_plies(board, state, history, row, deep, 0):
             self.checked_mates[ply] += bool(found)
@@ -186,7 +187,7 @@ def test_the_mate_problems_are_solved_and_the_verdicts_are_cshogis():
     line = np.zeros(LINE_ROOM, np.int64)
     for sfen, length, _ in found:
         board = cshogi.Board(sfen)
-        state, history, row = core.history_of(board)
+        state, history, row = core_history.history_of(board)
         move = int(mate_one.mate_in_one(state))
         assert bool(move) == bool(board.mate_move_in_1ply()), sfen
         if length == 1:
@@ -363,10 +364,10 @@ def middlegame_positions(count: int = 2_000) -> list[cshogi.Board]:
 def bench_arrays(boards: list[cshogi.Board]) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """The states, histories (with room for the searches' rows) and history rows of ``boards``, as
     :func:`search_all` takes them."""
-    made = [core.history_of(board) for board in boards]
+    made = [core_history.history_of(board) for board in boards]
     rows = max(history.shape[0] for _, history, _ in made) + LINE_ROOM
     states = np.stack([state for state, _, _ in made])
-    histories = np.zeros((len(made), rows, core.HISTORY_SLOTS), np.int64)
+    histories = np.zeros((len(made), rows, core_history.HISTORY_SLOTS), np.int64)
     for i, (_, history, _) in enumerate(made):
         histories[i, : history.shape[0]] = history
     return states, histories, np.array([row for _, _, row in made], np.int64)

@@ -1,11 +1,14 @@
-"""Attacks on the playout core's board (:mod:`messiah.playout.board`) for the mate searches: the geometry tables
-(lines, rays, the squares between, what a piece guards around a king), the nearest piece along a ray, whether a
-square is attacked, the pieces pinned to a king or standing alone between it and a slider, whether a piece can be
-captured, and the defending king's flights as cshogi's mate-in-one detector judges them.
+"""Attacks on the playout core's board (:mod:`messiah.playout.board`), the one home of attack queries for the legal
+move generator (:mod:`~messiah.playout.movegen`), the rules and the mate searches: the geometry tables (lines,
+rays, the squares between, what a piece guards around a king), the nearest piece along a ray, whether a square is
+attacked and whether the side to move is in check, the checkers of a king and the pieces pinned to it, the pieces
+standing alone between a king and a slider, whether a piece can be captured, and the defending king's flights as
+cshogi's mate-in-one detector judges them.
 
 The board is an array, so attacks are found along rays; to find the nearest piece along a ray quickly, the
-functions below take the occupied squares as a two-word bit board (the state's ``OCCUPIED`` and ``SLIDERS``) and
-count zero bits (LLVM's cttz and ctlz).
+functions below take the occupied squares as a two-word bit board (the state's ``OCCUPIED`` and ``SLIDERS``, which
+:func:`~messiah.playout.board.put` keeps: a square changed for a moment must be changed through it) and count zero
+bits (LLVM's cttz and ctlz).
 """
 
 from __future__ import annotations
@@ -21,6 +24,7 @@ from messiah.playout.board import (
     BLACK,
     DELTAS,
     DROP_FROM,
+    KING,
     KING_DIRECTIONS,
     KING_TYPE,
     KNIGHT,
@@ -35,6 +39,7 @@ from messiah.playout.board import (
     SLIDERS,
     SLIDES,
     STEPS,
+    TURN,
     WHITE_CODE,
     N,
     S,
@@ -256,10 +261,53 @@ def attacked_occ(b, lo, hi, sq, by):
 
 @njit(**NO_REFCOUNTS)
 def attacked(b, sq, by):
-    """board.attacked on bit boards: whether a piece of ``by`` attacks ``sq`` (pinned pieces and the king
-    included)."""
+    """Whether a piece of ``by`` attacks ``sq`` (pinned pieces and the king included)."""
     lo, hi = occupancy(b)
     return attacked_occ(b, lo, hi, sq, by)
+
+
+@njit(**NO_REFCOUNTS)
+def in_check(b):
+    """Whether the side to move's king is attacked (never, for a side with no king)."""
+    us = b[TURN]
+    king = b[KING + us]
+    return king >= 0 and attacked(b, king, 1 - us)
+
+
+@njit(**NO_REFCOUNTS)
+def checks_and_pins(b, us, king, mask, pin):
+    """The checkers of ``us``'s king on ``king``, as the legal move generator needs them: returns their count and
+    sets in ``mask`` the squares a non-king move must end on to answer the check (the checker and, for a distant
+    slider, the squares between), and in ``pin`` the direction from the king of each pinned piece of ``us`` (the
+    other squares left as they are)."""
+    them = 1 - us
+    checkers = 0
+    lo, hi = occupancy(b)
+    for d in range(KING_DIRECTIONS):
+        s = nearest(lo, hi, king, d)
+        if s < 0:
+            continue
+        code = b[s]
+        if colour_of(code) == them:
+            if (NEAR[them, d] if s == NEXT[king, d] else FAR[them, d]) >> code & 1:
+                checkers += 1
+                r = NEXT[king, d]
+                while True:
+                    mask[r] = True
+                    if r == s:
+                        break
+                    r = NEXT[r, d]
+            continue
+        x = nearest(lo, hi, s, d)  # our piece shields the king: pinned if a slider of theirs aims through it
+        if x >= 0 and colour_of(b[x]) == them and SLIDES[b[x]] >> OPPOSITE[d] & 1:
+            pin[s] = d
+    knight = KNIGHT + WHITE_CODE * them
+    for j in range(2):
+        s = KNIGHT_FROM[them, king, j]
+        if s >= 0 and b[s] == knight:
+            checkers += 1
+            mask[s] = True
+    return checkers
 
 
 @njit(**NO_REFCOUNTS)

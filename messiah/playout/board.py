@@ -6,6 +6,12 @@ write directly; cshogi stays for everything around the search (parsing, the root
 tests hold this board against (tests/test_playout_board.py): the legal moves, as full cshogi moves, on random,
 teacher, in-check and mate-problem positions, and perft from the start position.
 
+This module is the board itself: its layout, tables and keys, the writes of a square (:func:`put`), a move
+(:func:`push`), a state made from cshogi's (:func:`from_board`), and the rule facts of a square (the rank from a
+side's far end, its zone, a pawn on a file). What reads the board lives above it: attacks, checks and pins in
+:mod:`~messiah.playout.attacks`, the legal moves (and the pawn-drop mate rule) in :mod:`~messiah.playout.movegen`,
+a line's history and its repetition verdicts in :mod:`~messiah.playout.history`.
+
 The layout (``STATE`` int64 slots):
 
 - ``[0, 81)``: the piece on each square as a cshogi piece code (0 empty, 1-14 black, 17-30 white), squares
@@ -16,10 +22,10 @@ The layout (``STATE`` int64 slots):
   ``PLY`` (cshogi's move number), ``BOARD_KEY`` and ``HAND_KEY`` (Zobrist keys: the board with the side to move,
   and both hands; kept apart because a repetition compares boards first and hands second);
 - ``OCCUPIED`` and ``OCCUPIED + 1``: the occupied squares as a bit board, squares 0-63 then 64-80 (the bit
-  patterns held in int64), so that the mate searches find the nearest piece along a line without a pass over the
-  board; ``SLIDERS + 2 * colour`` and the slot after it: the squares of that colour's sliding pieces (lances,
-  bishops, rooks and their promotions), likewise. :func:`finish` makes them and :func:`push` and :func:`put` keep
-  them: every write of a square goes through one of them.
+  patterns held in int64), so that the attack queries (:mod:`~messiah.playout.attacks`) find the nearest piece
+  along a line without a pass over the board; ``SLIDERS + 2 * colour`` and the slot after it: the squares of that
+  colour's sliding pieces (lances, bishops, rooks and their promotions), likewise. :func:`finish` makes them and
+  :func:`push` and :func:`put` keep them: every write of a square goes through one of them.
 
 Moves are cshogi's 32-bit moves: ``to | from << 7 | promote << 14 | moved type << 16 | captured type << 20``
 for a board move, ``to | (80 + piece type) << 7`` for a drop (cshogi's piece types, gold after rook), so a move
@@ -37,7 +43,7 @@ import numpy as np
 
 from messiah import features
 from messiah.jit import njit
-from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES
+from messiah.rules import MAX_LEGAL_MOVES
 
 # --- the state's layout
 HAND = 81
@@ -52,17 +58,6 @@ STATE = 112  # slots (a little spare, a multiple of eight)
 # Room for a position's legal moves: the most any position has, rounded up to a multiple of eight (600), since
 # compiled code writes these buffers without bounds checks.
 MAX_MOVES = (MAX_LEGAL_MOVES + 7) // 8 * 8
-
-# --- a line's history, one row a position, for repetitions (cshogi's is_draw, Apery's isDraw)
-H_BOARD_KEY, H_HAND_KEY = 0, 1
-H_HAND = 2  # 7 slots: the side to move's hand, to tell a superior repetition from an inferior one
-H_CHECKS = 9  # + colour: that colour's unbroken run of checking moves, 2 a move (cshogi's continuousCheck)
-H_PLIES = 11  # plies since the position the game was set up from (cshogi's pliesFromNull)
-H_TURN = 12
-HISTORY_SLOTS = 13
-MAX_LINE = 1024  # plies a search's line may add to a history: the deepest descent (search.tree.MAX_DEPTH)
-# cshogi's verdicts (Board.is_draw), for the side to move
-NOT_REPETITION, REPETITION_DRAW, REPETITION_WIN, REPETITION_LOSE, REPETITION_SUPERIOR, REPETITION_INFERIOR = range(6)
 
 BLACK, WHITE = 0, 1
 WHITE_CODE = 16  # a white piece's cshogi code is the black one's plus this
@@ -188,40 +183,6 @@ def from_board(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray
 
 
 @njit(**NO_REFCOUNTS)
-def attacked(b, sq, by):
-    """Whether a piece of colour ``by`` attacks ``sq`` (pinned pieces attack; a king attacks)."""
-    for d in range(KING_DIRECTIONS):
-        s = NEXT[sq, d]
-        toward = OPPOSITE[d]  # the direction the attacker moves in to reach sq
-        near = True
-        while s >= 0:
-            code = b[s]
-            if code:
-                if colour_of(code) == by:
-                    if near and STEPS[code] >> toward & 1:
-                        return True
-                    if SLIDES[code] >> toward & 1:
-                        return True
-                break
-            near = False
-            s = NEXT[s, d]
-    knight = KNIGHT + WHITE_CODE * by
-    for j in range(2):  # the squares a knight of `by` jumps to sq from: the other colour's jumps from sq
-        s = NEXT[sq, KNIGHT_JUMPS[1 - by, j]]
-        if s >= 0 and b[s] == knight:
-            return True
-    return False
-
-
-@njit(**NO_REFCOUNTS)
-def in_check(b):
-    """Whether the side to move's king is attacked (never, for a side with no king)."""
-    us = b[TURN]
-    king = b[KING + us]
-    return king >= 0 and attacked(b, king, 1 - us)
-
-
-@njit(**NO_REFCOUNTS)
 def rank_from(colour, sq):
     """The rank of ``sq`` counted from ``colour``'s far side: 0 is the last rank, the one its pieces move toward."""
     return sq % 9 if colour == BLACK else 8 - sq % 9
@@ -244,167 +205,6 @@ def pawn_on_file(b, colour, sq, skip):
         if b[s] == pawn and s != skip:
             return True
     return False
-
-
-@njit(**NO_REFCOUNTS)
-def _add_board_move(out, n, b, us, frm, to, code):
-    """Append the moves of the piece ``code`` from ``frm`` to ``to``: with and without promotion as the rules
-    allow. Returns the new count."""
-    t = code & 15
-    base = to | frm << 7 | t << 16 | (b[to] & 15) << 20
-    if t <= ROOK:  # promotable
-        far_to = rank_from(us, to)
-        if in_zone(us, frm) or far_to <= 2:
-            out[n] = base | 1 << 14
-            n += 1
-            # a piece that would have no move left must promote
-            if (t == PAWN or t == LANCE) and far_to == 0:
-                return n
-            if t == KNIGHT and far_to <= 1:
-                return n
-    out[n] = base
-    return n + 1
-
-
-@njit(**NO_REFCOUNTS)
-def _checks_and_pins(b, us, king, mask, pin):
-    """The checkers of ``us``'s king: returns their count and fills ``mask`` with the squares a non-king move
-    must end on to answer the check (the checker and, for a distant slider, the squares between), and ``pin``
-    with the direction from the king of each pinned piece of ``us`` (-1 elsewhere)."""
-    them = 1 - us
-    checkers = 0
-    for d in range(KING_DIRECTIONS):
-        toward = OPPOSITE[d]
-        s = NEXT[king, d]
-        near = True
-        shield = -1  # the first piece of ours on the ray
-        while s >= 0:
-            code = b[s]
-            if code:
-                if colour_of(code) == us:
-                    if shield >= 0:
-                        break
-                    shield = s
-                else:
-                    if shield < 0 and ((near and STEPS[code] >> toward & 1) or SLIDES[code] >> toward & 1):
-                        checkers += 1
-                        r = NEXT[king, d]
-                        while True:
-                            mask[r] = True
-                            if r == s:
-                                break
-                            r = NEXT[r, d]
-                    elif shield >= 0 and SLIDES[code] >> toward & 1:
-                        pin[shield] = d
-                    break
-            near = False
-            s = NEXT[s, d]
-    knight = KNIGHT + WHITE_CODE * them
-    for j in range(2):
-        s = NEXT[king, KNIGHT_JUMPS[us, j]]
-        if s >= 0 and b[s] == knight:
-            checkers += 1
-            mask[s] = True
-    return checkers
-
-
-@njit(**REFCOUNTED)
-def _board_moves(b, out):
-    """The legal king and board-piece moves of the side to move, written to ``out``. Returns their count, the
-    number of checkers of the side to move's king, and the check mask (see :func:`_checks_and_pins`)."""
-    us = b[TURN]
-    them = 1 - us
-    king = b[KING + us]
-    mask = np.zeros(81, np.bool_)
-    pin = np.full(81, -1, np.int64)
-    checkers = _checks_and_pins(b, us, king, mask, pin) if king >= 0 else 0
-    n = 0
-    if king >= 0:  # the king: to a square not attacked once it has left its own
-        code = b[king]
-        put(b, king, 0)
-        steps = STEPS[code]
-        for d in range(KING_DIRECTIONS):
-            if steps >> d & 1:
-                to = NEXT[king, d]
-                if to >= 0 and (b[to] == 0 or colour_of(b[to]) != us) and not attacked(b, to, them):
-                    out[n] = to | king << 7 | KING_TYPE << 16 | (b[to] & 15) << 20
-                    n += 1
-        put(b, king, code)
-    if checkers >= 2:
-        return n, checkers, mask
-    for frm in range(81):
-        code = b[frm]
-        if code == 0 or colour_of(code) != us or frm == king:
-            continue
-        pinned = pin[frm]
-        steps, slides = STEPS[code], SLIDES[code]
-        for d in range(NUM_DIRECTIONS):
-            step, slide = steps >> d & 1, slides >> d & 1
-            if step == 0 and slide == 0:
-                continue
-            if pinned >= 0 and d != pinned and d != OPPOSITE[pinned]:
-                continue  # a pinned piece moves only along its pin (knight jumps never)
-            to = NEXT[frm, d]
-            while to >= 0:
-                target = b[to]
-                if target and colour_of(target) == us:
-                    break
-                if checkers == 0 or mask[to]:
-                    n = _add_board_move(out, n, b, us, frm, to, code)
-                if target or slide == 0:
-                    break
-                to = NEXT[to, d]
-    return n, checkers, mask
-
-
-@njit(**NO_REFCOUNTS)
-def _pawn_drop_mates(b, us, to, scratch):
-    """Whether dropping a pawn of ``us`` on ``to`` (just in front of the opponent's king) would mate: the drop is
-    then illegal (uchifuzume)."""
-    them = 1 - us
-    put(b, to, PAWN + WHITE_CODE * us)
-    b[TURN] = them
-    n, _, _ = _board_moves(b, scratch)
-    b[TURN] = us
-    put(b, to, 0)
-    return n == 0
-
-
-@njit(**REFCOUNTED)
-def legal_moves(b, out):
-    """The legal moves of the side to move as cshogi moves, written to ``out`` (MAX_MOVES long): returns their
-    count. Board moves first (from the king, then by square), then drops."""
-    n, checkers, mask = _board_moves(b, out)
-    if checkers >= 2:
-        return n
-    us = b[TURN]
-    them = 1 - us
-    forward = -1 if us == BLACK else 1  # a pawn's step, in squares
-    enemy_king = b[KING + them]
-    pawn_files = np.zeros(9, np.bool_)
-    for f in range(9):
-        pawn_files[f] = pawn_on_file(b, us, f * 9, -1)
-    scratch = np.empty(MAX_MOVES, np.uint32)
-    for h in range(7):
-        if b[HAND + 7 * us + h] == 0:
-            continue
-        t = HAND_TYPES[h]
-        for to in range(81):
-            if b[to] or (checkers and not mask[to]):
-                continue
-            far = rank_from(us, to)
-            if (t == PAWN or t == LANCE) and far == 0:
-                continue
-            if t == KNIGHT and far <= 1:
-                continue
-            if t == PAWN:
-                if pawn_files[to // 9]:
-                    continue  # two pawns on a file
-                if enemy_king == to + forward and to // 9 == enemy_king // 9 and _pawn_drop_mates(b, us, to, scratch):
-                    continue
-            out[n] = to | (DROP_FROM + t) << 7
-            n += 1
-    return n
 
 
 @njit(**NO_REFCOUNTS)
@@ -440,133 +240,3 @@ def push(b, move):
     b[PLY] += 1
     b[BOARD_KEY] = key
     b[HAND_KEY] = hand_key
-
-
-@njit(**REFCOUNTED)
-def perft(b, depth):
-    """The number of move sequences of ``depth`` plies from ``b`` (a depth of 0 counts the position itself). The
-    last ply is counted, not made (bulk counting), as perft programs do; ``b`` is left as it was."""
-    if depth <= 0:
-        return 1
-    moves = np.empty((depth, MAX_MOVES), np.uint32)
-    count = np.zeros(depth, np.int64)
-    at = np.zeros(depth, np.int64)
-    states = np.empty((depth, STATE), np.int64)
-    states[0] = b
-    count[0] = legal_moves(states[0], moves[0])
-    if depth == 1:
-        return count[0]
-    total = 0
-    ply = 0
-    while ply >= 0:
-        if at[ply] == count[ply]:
-            ply -= 1
-            continue
-        move = moves[ply, at[ply]]
-        at[ply] += 1
-        child = ply + 1
-        states[child] = states[ply]
-        push(states[child], move)
-        if child == depth - 1:
-            total += legal_moves(states[child], moves[child])
-        else:
-            count[child] = legal_moves(states[child], moves[child])
-            at[child] = 0
-            ply = child
-    return total
-
-
-@njit(**NO_REFCOUNTS)
-def _write_row(b, h):
-    """The parts of a history row the position itself gives: its keys, side to move and that side's hand."""
-    h[H_BOARD_KEY] = b[BOARD_KEY]
-    h[H_HAND_KEY] = b[HAND_KEY]
-    us = h[H_TURN] = b[TURN]
-    for i in range(7):
-        h[H_HAND + i] = b[HAND + 7 * us + i]
-
-
-@njit(**NO_REFCOUNTS)
-def remember_move(b, history, row, checking):
-    """Write ``b`` into ``history[row]`` as the position after a move of ``history[row - 1]``'s, ``checking``
-    telling whether that move gave check (a search that knows it saves asking the board)."""
-    h = history[row]
-    _write_row(b, h)
-    us = b[TURN]
-    before = history[row - 1]
-    mover = 1 - us
-    h[H_CHECKS + us] = before[H_CHECKS + us]
-    h[H_CHECKS + mover] = before[H_CHECKS + mover] + 2 if checking else 0
-    h[H_PLIES] = before[H_PLIES] + 1
-
-
-@njit(**NO_REFCOUNTS)
-def remember(b, history, row, first_plies):
-    """Write ``b`` into ``history[row]``: as the position after the move of ``history[row - 1]``'s position, or,
-    with ``row`` 0, as the first position known, ``first_plies`` plies after the game was set up, no checks
-    before it counted."""
-    if row > 0:
-        remember_move(b, history, row, in_check(b))
-        return
-    h = history[0]
-    _write_row(b, h)
-    h[H_CHECKS] = h[H_CHECKS + 1] = 0
-    h[H_PLIES] = first_plies
-
-
-@njit(**NO_REFCOUNTS)
-def repetition(history, row, lookback):
-    """cshogi's verdict (``Board.is_draw(lookback)``) on the position of ``history[row]``: the same position an
-    even number of plies (4 or more, at most ``lookback``) back is a draw, or a loss for the side to move when its
-    every move since was a check (perpetual check), a win when the opponent's were; the same board with a hand at
-    least as good for the side to move is superior, one at most as good inferior. The nearest one decides."""
-    h = history[row]
-    reach = min(h[H_PLIES], lookback, row)
-    us = h[H_TURN]
-    back = 4
-    while back <= reach:
-        past = history[row - back]
-        if past[H_BOARD_KEY] == h[H_BOARD_KEY]:
-            if past[H_HAND_KEY] == h[H_HAND_KEY]:
-                if back <= h[H_CHECKS + us]:
-                    return REPETITION_LOSE
-                if back <= h[H_CHECKS + 1 - us]:
-                    return REPETITION_WIN
-                return REPETITION_DRAW
-            superior = inferior = True
-            for i in range(7):
-                mine, theirs = h[H_HAND + i], past[H_HAND + i]
-                superior &= mine >= theirs
-                inferior &= mine <= theirs
-            if superior:
-                return REPETITION_SUPERIOR
-            if inferior:
-                return REPETITION_INFERIOR
-        back += 2
-    return NOT_REPETITION
-
-
-def history_of(board: cshogi.Board, lookback: int = REPETITION_PLIES) -> tuple[np.ndarray, np.ndarray, int]:
-    """The state of ``board`` and the history a repetition verdict needs: its last ``lookback`` plies (fewer when
-    the game is shorter), replayed on the core's board from a copy taken back that far. Returns the state, the
-    history array (room for ``lookback`` rows more, the line a search adds) and the row of ``board``'s
-    position."""
-    moves = board.history
-    back = min(lookback, len(moves))
-    earlier = board.copy()
-    for _ in range(back):
-        earlier.pop()
-    state = from_board(earlier)
-    history = np.zeros((back + 1 + lookback + MAX_LINE, HISTORY_SLOTS), np.int64)
-    remember(state, history, 0, len(moves) - back)
-    for row, move in enumerate(moves[len(moves) - back :], 1):
-        push(state, move)
-        remember(state, history, row, 0)
-    return state, history, back
-
-
-def moves_of(b: np.ndarray) -> np.ndarray:
-    """The legal moves of a state as a uint32 array (a convenience for tests and tools; the search writes into
-    its own buffers)."""
-    out = np.empty(MAX_MOVES, np.uint32)
-    return out[: legal_moves(b, out)].copy()

@@ -23,12 +23,10 @@ from messiah.playout.attacks import (
     attackers_of,
     blockers,
     board_move,
-    capturable,
     drop_move,
     forward,
     judge_flights,
     listed,
-    mine,
     occupancy,
     pinned_to,
     reach,
@@ -64,6 +62,7 @@ from messiah.playout.board import (
     put,
     rank_from,
 )
+from messiah.playout.movegen import pawn_drop_mates
 
 # The odd-ply search's spare state (STATE int64) lends its first slots to the check generator: the pieces that
 # uncover a check (8), then the squares along the king's lines (32 at most: 8 lines of 4 or fewer, a piece ends
@@ -90,32 +89,8 @@ def _droppable(b, us, t, to):
         return False
     king = b[KING + 1 - us]
     if king >= 0 and NEXT[to, forward(us)] == king:  # rare: a pawn dropped between checks the other king
-        return not _pawn_drop_check_mates(b, us, to)
+        return not pawn_drop_mates(b, us, to)
     return True
-
-
-@njit(**NO_REFCOUNTS)
-def _pawn_drop_check_mates(b, us, to):
-    """Whether a pawn dropped on ``to``, checking the king in front of it, leaves it no move (the drop is then
-    illegal). Only the king's moves and captures of the pawn can answer it: nothing comes between, and the drop
-    uncovers nothing."""
-    them = 1 - us
-    ksq = b[KING + them]
-    if not attacked(b, to, us):
-        return False  # the king takes it
-    put(b, to, PAWN + WHITE_CODE * us)
-    mates = not capturable(b, to, them, -1, ksq, b[:0], -1)
-    if mates:
-        king = b[ksq]
-        put(b, ksq, 0)
-        for d in range(KING_DIRECTIONS):
-            e = NEXT[ksq, d]
-            if e >= 0 and e != to and not mine(b, e, them) and not attacked(b, e, us):
-                mates = False
-                break
-        put(b, ksq, king)
-    put(b, to, 0)
-    return mates
 
 
 @njit(**NO_REFCOUNTS)
@@ -293,12 +268,7 @@ def _keep_safe(b, out, n, us, spare):
 def _droppable_pawn_check(b, us, to):
     """Whether a pawn of ``us`` may be dropped on ``to``, in front of the opponent's king: no second pawn on the
     file, and no mate by it."""
-    pawn = PAWN + WHITE_CODE * us
-    f = to // 9 * 9
-    for s in range(f, f + 9):
-        if b[s] == pawn:
-            return False
-    return not _pawn_drop_check_mates(b, us, to)
+    return not pawn_on_file(b, us, to, -1) and not pawn_drop_mates(b, us, to)
 
 
 @njit(**NO_REFCOUNTS)

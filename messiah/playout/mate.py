@@ -21,24 +21,16 @@ from messiah.playout.attacks import (
     MEMO,
     MEMO_EXPOSED,
     MEMO_FLIGHTS,
+    in_check,
 )
 from messiah.playout.board import (
     KING,
     MAX_MOVES,
     NO_REFCOUNTS,
     REFCOUNTED,
-    REPETITION_DRAW,
-    REPETITION_INFERIOR,
-    REPETITION_LOSE,
-    REPETITION_PLIES,
-    REPETITION_SUPERIOR,
-    REPETITION_WIN,
     STATE,
     TURN,
-    in_check,
     push,
-    remember_move,
-    repetition,
 )
 from messiah.playout.checks import (
     gen_checks,
@@ -46,12 +38,22 @@ from messiah.playout.checks import (
     king_evasions,
     other_evasions,
 )
+from messiah.playout.history import (
+    REPETITION_DRAW,
+    REPETITION_INFERIOR,
+    REPETITION_LOSE,
+    REPETITION_SUPERIOR,
+    REPETITION_WIN,
+    remember_move,
+    repetition,
+)
 from messiah.playout.mate_one import (
     SCRATCH,
     SCRATCH_MEMO,
     mate1,
     mate1_after,
 )
+from messiah.rules import REPETITION_PLIES
 
 # --- the searches' node kinds (an explicit stack: numba's cache cannot hold recursive functions): OR_NODE (attacker,
 # depth >= 3: every check, a repetition verdict after it), AND_NODE (defender: every evasion, a repetition verdict
@@ -335,7 +337,7 @@ def mate_in_odd(work, b, history, row, ply, line):
     """cshogi's ``Board.mate_move(ply)`` verdict on ``b`` (``ply`` odd, 3 or more): whether the side to move mates
     within ``ply`` plies, checking at every move, by cshogi's search (see the module's docstring). In check, its
     first move must also answer the check (as at an attacker's node after a defender's check back). ``history``
-    is board.history_of's array with ``row`` the row of ``b``'s position; the search writes rows ``row + 1`` on
+    is history.history_of's array with ``row`` the row of ``b``'s position; the search writes rows ``row + 1`` on
     (room for ``ply`` of them is needed). On a mate, writes its line to ``line``
     (``ply`` long at least: the attacker's moves and the defender's replies, the attacker's quickest mate against
     the longest defence, ending in mate) and returns its length; else returns 0. (A line that wins by a repetition

@@ -8,6 +8,7 @@ from __future__ import annotations
 import numpy as np
 
 from messiah.jit import njit
+from messiah.playout.attacks import attacked, in_check
 from messiah.playout.board import (
     BISHOP,
     HAND,
@@ -19,10 +20,9 @@ from messiah.playout.board import (
     TURN,
     WHITE,
     WHITE_CODE,
-    attacked,
     colour_of,
-    in_check,
     in_zone,
+    put,
 )
 from messiah.rules import (
     CAMP_PIECES,
@@ -66,9 +66,9 @@ def _try_move(b, us):
             if code and colour_of(code) == us:
                 return NO_DECLARATION
             saved = b[king]
-            b[king] = 0  # the king no longer shields the squares behind it
+            put(b, king, 0)  # the king no longer shields the squares behind it
             safe = not attacked(b, target, 1 - us)
-            b[king] = saved
+            put(b, king, saved)
             return target | king << 7 | 8 << 16 | (code & 15) << 20 if safe else NO_DECLARATION
     return NO_DECLARATION
 

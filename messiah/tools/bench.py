@@ -693,14 +693,15 @@ def bench_perft(cfg: PerftBench) -> dict:
     """Perft from ``cfg.sfen`` to ``cfg.depth`` plies by the playout core and by cshogi, timed; the counts must
     agree (the known start-position counts: 30, 900, 25,470, 719,731, 19,861,490)."""
     from messiah.playout import board as core
+    from messiah.playout import movegen as core_moves
 
     board = cshogi.Board() if cfg.sfen == "startpos" else board_from_sfen(cfg.sfen)
     state = core.from_board(board)
     start = time.perf_counter()
-    core.perft(state, 1)
+    core_moves.perft(state, 1)
     load = time.perf_counter() - start
     start = time.perf_counter()
-    mine = int(core.perft(state, cfg.depth))
+    mine = int(core_moves.perft(state, cfg.depth))
     core_seconds = time.perf_counter() - start
     start = time.perf_counter()
     theirs = _cshogi_perft(board, cfg.depth)
