@@ -653,7 +653,8 @@ def test_root_noise_is_puct_only_and_a_noised_game_replays_from_its_seed():
     def game(noise: float) -> bytes:
         cfg = RLConfig(nodes=64, teacher=[], strong=[], openings="", max_ply=50, resign=0, explore_plies=0, epsilon=0,
                        root_noise=noise, tree_visits=0)
-        rows, _ = play_selfplay_game(make_game_searcher(cfg, evaluator), GameSpec(0, 1, None, 7), cfg)
+        # (game seed 2: with m8, seed 7's 64-node game kept every move under a quarter of noise; seed 2's changes 21)
+        rows, _ = play_selfplay_game(make_game_searcher(cfg, evaluator), GameSpec(0, 1, None, 2), cfg)
         return bytes(rows["bestMove16"].tobytes())
 
     noised = game(0.25)
