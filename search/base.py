@@ -165,7 +165,8 @@ class EvalCache:
         self.max_bytes = max_bytes
         self.bytes = 0
         self.entries: OrderedDict[int, MoveScores] = OrderedDict()
-        self.evaluations = 0
+        self.evaluations = 0  # positions the network scored
+        self.moves_scored = 0  # and their legal moves
 
     @staticmethod
     def size(scores: MoveScores) -> int:
@@ -181,6 +182,7 @@ class EvalCache:
             return hit
         scores = self.evaluator.score(board)
         self.evaluations += 1
+        self.moves_scored += len(scores.moves)
         self.put(key, scores)
         return scores
 
@@ -301,12 +303,17 @@ class Searcher(ABC):
     root_parallel: ClassVar[bool] = False
 
     def __init__(self, evaluator: Evaluator, mate_nodes: int = MATE_NODES, settings: SearchSettings = DEFAULT_SETTINGS):
-        self.cache = EvalCache(evaluator)
+        self.cache = self._new_cache(evaluator)
         self.mate_nodes = mate_nodes
         self.multipv = settings.multipv
         self.rules = settings.rules
         self.info_every = settings.info_every
         self.notes: list[str] = []  # what the user should hear (a helper process lost); the engine says and clears
+
+    def _new_cache(self, evaluator: Evaluator) -> EvalCache:
+        """The search's cache of the network's answers, which the engine and the tools ask too (``cache.get``):
+        an :class:`EvalCache` here; the bandit searches keep theirs on the playout core."""
+        return EvalCache(evaluator)
 
     @classmethod
     def from_usi(cls, evaluator: Evaluator, values: Mapping[str, int],

@@ -28,6 +28,7 @@ import numpy as np
 
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.search.base import (
+    DEFAULT_CACHE_BYTES,
     DEFAULT_SETTINGS,
     MATE_NODES,
     InfoCallback,
@@ -37,12 +38,9 @@ from messiah.search.base import (
     SearchResult,
     SearchSettings,
     Visited,
-    has_opponent_king,
-    mate_in_one,
-    root_mate,
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
-from messiah.search.playout import CoreLeaves, RuleSet
+from messiah.search.playout import CoreCache, CoreLeaves, RuleSet, in_legal_order
 from messiah.search.timeman import Clock
 from messiah.search.tree import (
     MAX_DEPTH,
@@ -73,7 +71,6 @@ BATCH_OPTION = SearchOption("BatchSize", "batch_size", BATCH_SIZE, 1, 1024)
 # SPRT (0, 50) that accepted; three plies and 256 nodes had lost to 64 (docs/search.md, "LeafMateNodes and
 # LeafMatePly"); df-pn at each node (the old LeafMateNodes) went with the Python leaves (issue 93).
 LEAF_MATE_PLY = 5
-MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate the short check has proven at the root
 # The check takes an odd ply: a mate of at most an even number of plies is one of at most one ply fewer.
 LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PLY, 3, 9)
 # The visits a child's one-pass score counts for (USI PriorVisits, in hundredths): its Q starts as that many visits'
@@ -107,13 +104,6 @@ class RootNoise:
 OBVIOUS_SHARE = 0.7  # share of the root's visits (virtual prior visits included) that makes a move obvious
 
 
-def in_legal_order(board: cshogi.Board, moves: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """``values`` of a node's ``moves`` (the playout core's order, which the tree keeps) in the order of cshogi's
-    legal moves of ``board``, the node's position: the order Searcher.move_values promises and records keep."""
-    at = {int(m): i for i, m in enumerate(moves)}
-    return values[[at[m] for m in board.legal_moves]]
-
-
 class BanditSearch(Searcher):
     """The shared tree (:class:`search.tree.Tree`); subclasses give the selection rule."""
 
@@ -137,9 +127,13 @@ class BanditSearch(Searcher):
         self.leaf_mate_ply = max(3, leaf_mate_ply if leaf_mate_ply % 2 else leaf_mate_ply - 1)
         self._paths = np.zeros((batch_size, MAX_DEPTH), np.int64)  # the batch's descents, edge by edge
         self._moves = np.zeros(MAX_DEPTH, np.int64)  # the moves of the descent being taken down
-        # the leaves' compiled side: the batch's buffers, the cache of the network's answers, the root's state
-        self.leaves = CoreLeaves(batch_size, self.cache.max_bytes)
+        # the leaves' compiled side: the batch's buffers, the mate check's work, the root's state
+        self.leaves = CoreLeaves(batch_size, self.cache)
         self.leaf_rules = RuleSet.of(self.rules)
+
+    def _new_cache(self, evaluator: Evaluator) -> CoreCache:
+        """One cache of the network's answers for the leaves, the root and whoever asks the search."""
+        return CoreCache(evaluator, DEFAULT_CACHE_BYTES)
 
     @property
     def positions_a_pass(self) -> int:
@@ -150,7 +144,6 @@ class BanditSearch(Searcher):
         super().new_game()
         self.root = None
         self.tree.clear()
-        self.leaves.clear()
         if self.helpers is not None:
             self.helpers.send(("new_game",))
 
@@ -158,7 +151,6 @@ class BanditSearch(Searcher):
         """The evaluation cache gets half of ``megabytes``, the tree the other half."""
         super().set_hash(megabytes)
         self.tree.resize(megabytes * 2**20 // 2)
-        self.leaves.resize(megabytes * 2**20 // 2)  # the leaves' cache has the evaluation cache's share
 
     def hashfull(self) -> int:
         """Permille of the tree's share of USI_Hash in use: at 1000 the tree stops expanding."""
@@ -179,17 +171,10 @@ class BanditSearch(Searcher):
             self.helpers = self.share = None
 
     def _mate_line(self, board: cshogi.Board) -> list[int]:
-        """A mate for the side to move of the root's new node (mate in one, else cshogi's short check's, its line by
-        df-pn), or []: the leaves' check (search.playout) with cshogi's verdicts. In check too: a move that parries
-        the check with a check can mate (dlshogi asks there; cshogi's short check then takes only such moves)."""
-        if not has_opponent_king(board):
-            return []
-        mate = mate_in_one(board) if not board.is_check() else 0  # cshogi's mate in one assumes no check
-        if mate:
-            return [mate]
-        if board.mate_move(self.leaf_mate_ply):  # cshogi's short mate check; df-pn gives the line
-            return root_mate(board, MATE_LINE_NODES) or []
-        return []
+        """A mate for the side to move of the root's new node, or []: the leaves' own check (mate in one, else
+        LeafMatePly plies; in check, a move that parries the check with a check and mates), as every other node of
+        the tree is checked."""
+        return self.leaves.mate_line(board, self.leaf_mate_ply)
 
     def _new_node(self, board: cshogi.Board, scores: MoveScores) -> int:
         """The node of ``board`` from its move scores; room for it must have been made."""
@@ -221,10 +206,8 @@ class BanditSearch(Searcher):
         return tree.view(0)
 
     def _root_scores(self, board: cshogi.Board) -> MoveScores:
-        """The root's move scores: from the leaves' cache, where the leaves' answers are kept."""
-        scores, evaluated = self.leaves.root_scores(self.cache.evaluator)
-        self.cache.evaluations += evaluated
-        return scores
+        """The root's move scores: from the cache, where the leaves' answers are kept."""
+        return self.leaves.root_scores()
 
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
@@ -314,11 +297,8 @@ class BanditSearch(Searcher):
         batch already waits for is dropped (python-dlshogi2's QUEUING and DISCARDED): scoring and backing up that
         leaf twice would count one evaluation as two visits. A full tree (USI_Hash) expands nothing: a new leaf is
         then valued by its move's Q. Returns the deepest ply and the simulations backed up."""
-        deepest, pending, scored = self.leaves.simulate(self.tree, self.rule, self.c, self.prior_visits, count,
-                                                        self._paths, self._moves, self.leaf_rules,
-                                                        self.leaf_mate_ply, self.cache.evaluator)
-        self.cache.evaluations += scored
-        return deepest, pending
+        return self.leaves.simulate(self.tree, self.rule, self.c, self.prior_visits, count, self._paths, self._moves,
+                                    self.leaf_rules, self.leaf_mate_ply)
 
     def move_values(self, board: cshogi.Board) -> np.ndarray | None:
         """The root's moves' values (:meth:`NodeView.move_values`) when the last search's root is ``board``, in

@@ -21,7 +21,7 @@ import numpy as np
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import SHAPE, _write
 from messiah.jit import njit
-from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
+from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices, legal_move_indices
 from messiah.playout import attacks as core_attacks
 from messiah.playout import board as core
 from messiah.playout import history as core_history
@@ -141,7 +141,7 @@ def _ended(b, history, row, ply, rules, moves):
     return np.nan, False, count
 
 
-# --- the leaves' evaluation cache: the network's answers by position key, in compiled code
+# --- the bandit searches' evaluation cache: the network's answers by position key, in compiled code
 CACHE_WAYS = 4  # slots a key may sit in; a new answer replaces the oldest of them
 CACHE_MOVES_A_SLOT = 64  # pool values a slot is sized for: about a middlegame's legal moves
 S_KEY, S_START, S_COUNT = range(3)
@@ -320,10 +320,11 @@ def _best(pool, at, count):
 
 @njit(cache=True, nogil=True)
 def _leaf_mate(b, history, row, mate_ply, out, work):
-    """The leaf mate check (cshogi's, as search.mcts' ``_mate_line`` asks it at the root): a mate for the side to move,
-    in one ply or else within ``mate_ply`` (odd), written to ``out``; its length, 0 for none. In check, only the odd-ply
-    search (a check that answers the check and mates; the mate in one assumes no check). Not asked when the opponent has
-    no king (a tsume problem's defender has nothing to mate). The search works in ``work`` (a :class:`MateWork`)."""
+    """The leaf mate check (cshogi's verdicts; the root's new node asks it too, search.mcts' ``_mate_line``): a mate
+    for the side to move, in one ply or else within ``mate_ply`` (odd), written to ``out``; its length, 0 for none. In
+    check, only the odd-ply search (a check that answers the check and mates; the mate in one assumes no check). Not
+    asked when the opponent has no king (a tsume problem's defender has nothing to mate). The search works in ``work``
+    (a :class:`MateWork`)."""
     if b[core.KING + 1 - b[core.TURN]] < 0:
         return 0
     if not core_attacks.in_check(b):
@@ -379,14 +380,71 @@ def scatter_rows(q, offsets, rows, out):
 UNSIGNED = (1 << 64) - 1  # the tree takes and gives keys as unsigned 64-bit integers
 
 
-class CoreLeaves:
-    """A bandit search's leaf side on the playout core: the batch's buffers, the cache of the
-    network's answers by position key, and the root's state and history, set once a search (:meth:`set_root`).
-    The tree's nodes are then keyed by :func:`position_key`, the root's too (:meth:`key`)."""
+def in_legal_order(board: cshogi.Board, moves: np.ndarray, values: np.ndarray) -> np.ndarray:
+    """``values`` of ``moves`` (the playout core's order, which the tree and the cache keep) in the order of cshogi's
+    legal moves of ``board``: the order Searcher.move_values and the evaluator's answers promise and records keep."""
+    at = {int(m): i for i, m in enumerate(moves)}
+    return values[[at[m] for m in board.legal_moves]]
 
-    def __init__(self, batch_size: int, cache_bytes: int):
+
+class CoreCache:
+    """The bandit searches' one cache of the network's answers, by the core's position key (a :class:`LeafCache`):
+    the leaves', the root's, and any position the engine, self-play or a tool asks of the search
+    (:meth:`get`, as search.base.EvalCache answers for alpha-beta), so a position a search has scored costs no
+    second pass. Counts the positions and moves the network scored."""
+
+    def __init__(self, evaluator: Evaluator, max_bytes: int):
+        self.evaluator = evaluator
+        self.max_bytes = max_bytes
+        self.table = LeafCache.of_bytes(max_bytes)
+        self.evaluations = 0
+        self.moves_scored = 0
+
+    @property
+    def bytes(self) -> int:
+        """The bytes of answers written so far, at most the table's."""
+        return min(int(self.table.head[0]), len(self.table.pool)) * self.table.pool.itemsize
+
+    def state_scores(self, state: np.ndarray) -> MoveScores:
+        """The answer for a position of the core's board, its moves in the core's order: from the cache, else from
+        the network (and then kept)."""
+        moves = core_moves.moves_of(state)
+        key = position_key(state)
+        at = cache_find(self.table, key, len(moves))
+        if at >= 0 and len(moves):
+            indices = _indices(moves, int(state[core.TURN]), _FROM_TABLES, _TO_TABLES)
+            return MoveScores(moves, indices, self.table.pool[at : at + len(moves)].copy())
+        scores = score_state(self.evaluator, state)
+        if len(moves):
+            cache_store(self.table, np.array([key]), scores.q, np.array([0, len(moves)], np.int64),
+                        np.zeros(1, np.int64))
+            self.evaluations += 1
+            self.moves_scored += len(moves)
+        return scores
+
+    def get(self, board: cshogi.Board) -> MoveScores:
+        """The answer for ``board`` in the evaluator's order (cshogi's legal moves), as the evaluator gives it."""
+        scores = self.state_scores(core.from_board(board))
+        moves, indices = legal_move_indices(board)
+        return MoveScores(moves, indices, in_legal_order(board, scores.moves, scores.q))
+
+    def resize(self, max_bytes: int) -> None:
+        """A table of ``max_bytes``, empty."""
+        self.max_bytes = max_bytes
+        self.table = LeafCache.of_bytes(max_bytes)
+
+    def clear(self) -> None:
+        self.table.clear()
+
+
+class CoreLeaves:
+    """A bandit search's leaf side on the playout core: the batch's buffers, the mate check's work arrays, and the
+    root's state and history, set once a search (:meth:`set_root`); the network's answers go through the search's
+    :class:`CoreCache`. The tree's nodes are keyed by :func:`position_key`, the root's too (:meth:`key`)."""
+
+    def __init__(self, batch_size: int, cache: CoreCache):
         self.leaves = Leaves.empty(batch_size)
-        self.cache = LeafCache.of_bytes(cache_bytes)
+        self.cache = cache
         self.work = MateWork.empty()
         self.root: tuple[np.ndarray, np.ndarray, int] | None = None
 
@@ -398,34 +456,23 @@ class CoreLeaves:
     def set_root(self, board: cshogi.Board) -> None:
         self.root = root_arrays(board)
 
-    def resize(self, max_bytes: int) -> None:
-        self.cache = LeafCache.of_bytes(max_bytes)
+    def root_scores(self) -> MoveScores:
+        """The root's move scores, from the cache (a position that was a leaf of an earlier search costs no pass)."""
+        return self.cache.state_scores(self.root[0])
 
-    def root_scores(self, evaluator: Evaluator) -> tuple[MoveScores, bool]:
-        """The root's move scores from the cache the leaves share (a position that was a leaf of an earlier search
-        costs no pass), else from the network; and whether the network was asked."""
-        state = self.root[0]
-        moves = core_moves.moves_of(state)
-        key = position_key(state)
-        at = cache_find(self.cache, key, len(moves))
-        if at < 0 or not len(moves):
-            scores = score_state(evaluator, state)
-            offsets = np.array([0, len(moves)], np.int64)
-            cache_store(self.cache, np.array([key]), scores.q, offsets, np.zeros(1, np.int64))
-            return scores, True
-        indices = _indices(moves, int(state[core.TURN]), _FROM_TABLES, _TO_TABLES)
-        return MoveScores(moves, indices, self.cache.pool[at : at + len(moves)].copy()), False
-
-    def clear(self) -> None:
-        self.cache.clear()
+    def mate_line(self, board: cshogi.Board, mate_ply: int) -> list[int]:
+        """The leaves' mate check (:func:`_leaf_mate`) on ``board``, with the game's history it holds: a mate's line
+        for the side to move, or []."""
+        state, history, row = root_arrays(board)
+        line = np.zeros(MAX_MATE_LINE, np.uint32)
+        return [int(m) for m in line[: _leaf_mate(state, history, row, mate_ply, line, self.work)]]
 
     def simulate(self, tree, rule: int, c: float, prior_visits: float, count: int, paths: np.ndarray,
-                 line: np.ndarray, rules: RuleSet, mate_ply: int, evaluator: Evaluator) -> tuple[int, int, int]:
+                 line: np.ndarray, rules: RuleSet, mate_ply: int) -> tuple[int, int]:
         """One batch of ``count`` simulations from the root of ``tree`` (a :class:`search.tree.Tree` whose root is
         :meth:`set_root`'s position): :func:`gather`, one forward pass for the leaves the cache lacks, then
-        :func:`search.tree.expand_and_backup`. Returns the deepest ply, the simulations backed up and the positions
-        the network scored."""
-        b, cache = self.leaves, self.cache
+        :func:`search.tree.expand_and_backup`. Returns the deepest ply and the simulations backed up."""
+        b, cache = self.leaves, self.cache.table
         room = tree.room(count, count * MAX_LEGAL_MOVES)
         deepest, pending, n, scored, mates = gather(tree.arrays, self.root, tuple(rules), rule, c, prior_visits, count,
                                                     paths, line, mate_ply, room, cache, b, self.work)
@@ -435,11 +482,13 @@ class CoreLeaves:
         offsets = b.offsets[: n + 1]
         if scored:
             rows = b.rows[:scored]
-            answer = evaluator.run(b.planes[:scored], pad_rows(b.indices, offsets, rows))
+            answer = self.cache.evaluator.run(b.planes[:scored], pad_rows(b.indices, offsets, rows))
             scatter_rows(answer, offsets, rows, b.q)
             cache_store(cache, b.keys, b.q, offsets, rows)
+            self.cache.evaluations += scored
+            self.cache.moves_scored += int(np.sum(offsets[rows + 1] - offsets[rows]))
         end = offsets[n]
         q, p = tree.prepare(b.moves[:end], b.q[:end], offsets)
         tree.expand_and_backup(paths[:pending], b.depths[:pending], b.values[:pending], b.leaf[:pending], b.keys,
                                offsets, b.moves[:end], q, p)
-        return deepest, pending, scored
+        return deepest, pending

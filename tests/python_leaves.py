@@ -1,6 +1,7 @@
 """The bandit searches' leaf side as it ran in Python until the compiled leaves (search.playout) became the only
 path (issue 93): each leaf's line pushed on cshogi's board, judged by search.base.terminal_value, its mate checked by
-cshogi (search.mcts' ``_mate_line``), its position scored through the evaluation cache (search.base.EvalCache).
+cshogi (:func:`cshogi_mate_line`, the root's check too until the core's took its place), its position scored through
+the evaluation cache (search.base.EvalCache).
 Kept here only as the oracle tests/test_playout_leaves.py holds the compiled leaves to: the same searches at fixed
 visits."""
 
@@ -11,9 +12,17 @@ from typing import NamedTuple
 import cshogi
 import numpy as np
 
-from messiah.evaluator import MoveScores
+from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import PositionArrays
-from messiah.search.base import clamp, is_proven, terminal_value
+from messiah.search.base import (
+    EvalCache,
+    clamp,
+    has_opponent_king,
+    is_proven,
+    mate_in_one,
+    root_mate,
+    terminal_value,
+)
 from messiah.search.mcts import Puct, Ucb1
 from messiah.search.tree import DROPPED, IN_FLIGHT, MAX_MOVES, add_terminal, edge_q, link, proven_value, select_in
 
@@ -35,6 +44,23 @@ class _Batch(NamedTuple):
                       np.zeros(size, np.uint64), np.zeros(size + 1, np.int64))
 
 
+MATE_LINE_NODES = 2_000  # df-pn nodes that find the line of a mate cshogi's short check has proven
+
+
+def cshogi_mate_line(board: cshogi.Board, ply: int) -> list[int]:
+    """cshogi's leaf mate check: a mate for the side to move (mate in one, else ``Board.mate_move(ply)``, its line by
+    df-pn), or []. In check too: a move that parries the check with a check can mate (cshogi's short check then
+    takes only such moves); none when the opponent has no king."""
+    if not has_opponent_king(board):
+        return []
+    mate = mate_in_one(board) if not board.is_check() else 0  # cshogi's mate in one assumes no check
+    if mate:
+        return [mate]
+    if board.mate_move(ply):
+        return root_mate(board, MATE_LINE_NODES) or []
+    return []
+
+
 class PythonLeaves:
     """A bandit search (mixed in before Puct or Ucb1) whose leaves are taken down in Python on cshogi's board, its
     tree keyed by cshogi's Zobrist hash and its answers kept in the evaluation cache."""
@@ -43,8 +69,14 @@ class PythonLeaves:
         super().__init__(*args, **kwargs)
         self._batch = _Batch.empty(self.batch_size)
 
+    def _new_cache(self, evaluator: Evaluator) -> EvalCache:
+        return EvalCache(evaluator)
+
     def _key(self, board: cshogi.Board) -> int:
         return board.zobrist_hash()
+
+    def _mate_line(self, board: cshogi.Board) -> list[int]:
+        return cshogi_mate_line(board, self.leaf_mate_ply)
 
     def _root_scores(self, board: cshogi.Board) -> MoveScores:
         return self.cache.get(board)

@@ -114,20 +114,21 @@ def test_declarations_and_mates_at_a_leaf_are_judged_as_terminal_value_judges_th
     assert (proofs > 100) == (rules.entering_king != "NoEnteringKing")
 
 
-def test_the_leaf_mate_check_is_the_python_searchs_in_check_and_out():
-    """The core's leaf mate check (``_leaf_mate``) against the Python search's own
-    (``_mate_line``) on capture-heavy, check-heavy random play: the same verdict on every position, in check (a
+def test_the_leaf_mate_check_is_cshogis_in_check_and_out():
+    """The core's leaf mate check (``_leaf_mate``) against cshogi's as the Python leaves asked it
+    (``cshogi_mate_line``) on capture-heavy, check-heavy random play: the same verdict on every position, in check (a
     check that parries the check and mates) and out of it, and every line found a real mate."""
+    from python_leaves import cshogi_mate_line
     from test_playout_mate import line_problem, random_games
 
-    from messiah.search.mcts import Puct
+    from messiah.search.mcts import LEAF_MATE_PLY
 
-    search, work, line = Puct(Planes()), MateWork.empty(), np.zeros(MAX_MATE_LINE, np.uint32)
+    work, line = MateWork.empty(), np.zeros(MAX_MATE_LINE, np.uint32)
     seen = {False: [0, 0], True: [0, 0]}  # in check: [positions, mates]
     for board in random_games(seed=22, games=60, plies=200, captures=0.8, checks=0.6):
         state, history, row = root_arrays(board)
-        mine = [int(m) for m in line[: _leaf_mate(state, history, row, search.leaf_mate_ply, line, work)]]
-        theirs = search._mate_line(board)
+        mine = [int(m) for m in line[: _leaf_mate(state, history, row, LEAF_MATE_PLY, line, work)]]
+        theirs = cshogi_mate_line(board, LEAF_MATE_PLY)
         assert bool(mine) == bool(theirs), (board.sfen(), theirs)
         if mine:
             assert line_problem(board, mine) is None, (board.sfen(), [cshogi.move_to_usi(m) for m in mine])
@@ -180,7 +181,7 @@ def test_a_whole_batch_runs_through_the_compiled_leaves_as_the_python_path_takes
             k = leaves.leaf[j]
             child = board.copy()
             child.push(int(tree.edge_i[paths[j, 0], 0]))
-            theirs = bool(has_opponent_king(child) and (  # search.mcts' _mate_line (no mate in one in check)
+            theirs = bool(has_opponent_king(child) and (  # cshogi's check (no mate in one in check)
                 (not child.is_check() and mate_in_one(child)) or child.mate_move(5)))
             if k < 0:  # proven at once: by the mate check here (the root's children are no finished games)
                 assert theirs and leaves.values[j] == 1.0, child.sfen()
@@ -292,3 +293,33 @@ def test_a_search_on_the_playout_core_is_the_python_leaves_search(search):
                 break
             board.push(both(board))
     assert searched >= 90 and same_move >= searched - 3
+
+
+def test_the_bandit_searches_one_cache_answers_as_the_evaluator_and_scores_a_position_once():
+    """The bandit searches keep one cache (search.playout.CoreCache) for their leaves, their root and whoever asks
+    the search (the engine's strength, self-play's last position, annotate): its answer is the evaluator's own, in
+    cshogi's legal move order, and a position the search has scored (the root, a leaf) costs no second pass. (Before,
+    such a question went to a second cache the leaves never filled: one more pass a move.)"""
+    from messiah.evaluator import Evaluator
+    from messiah.search import Limits, make_searcher
+
+    evaluator = Evaluator(threads=1, device="cpu")
+    searcher = make_searcher("puct", evaluator, mate_nodes=0)
+    board = cshogi.Board("ln1g1g1nl/1ks2r3/1pppp1bpp/p4pp2/7P1/P1P1P1P2/1PBPSPP1P/2KS2R2/LN1G1G1NL b Ss 1")
+    result = searcher.search(board, Limits(nodes=64))
+    passes = evaluator.calls
+    asked = [board.copy()]
+    child = board.copy()
+    child.push(result.bestmove)  # a leaf of that search
+    asked.append(child)
+    for position in asked:
+        mine, theirs = searcher.cache.get(position), evaluator.score(position)
+        assert mine.moves.tolist() == theirs.moves.tolist() == list(position.legal_moves)
+        assert np.array_equal(mine.indices, theirs.indices)
+        np.testing.assert_allclose(mine.q, theirs.q, atol=1e-6)
+    assert evaluator.calls == passes + len(asked)  # the evaluator.score calls only
+    fresh = cshogi.Board()
+    counted = searcher.cache.evaluations, searcher.cache.moves_scored
+    searcher.cache.get(fresh)
+    assert evaluator.calls == passes + len(asked) + 1  # a position it never saw: one pass, counted
+    assert (searcher.cache.evaluations, searcher.cache.moves_scored) == (counted[0] + 1, counted[1] + 30)

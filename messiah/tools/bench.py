@@ -465,20 +465,20 @@ def bench_search(evaluator: Evaluator, positions: PositionSet, movetime: float, 
         engine = Engine.from_options(chosen, evaluator)
         searcher = engine.searcher
         calls, seconds = evaluator.calls, evaluator.seconds
-        moves_scored = nodes = evaluated = 0
+        nodes = evaluated = 0
+        moves_scored = searcher.cache.moves_scored
         start = time.perf_counter()
         for board in positions.boards:
             searcher.new_game()
             result = searcher.search(board, Limits(movetime=movetime))
             nodes += result.nodes
             evaluated += result.evaluations  # helper processes' included (Threads > 1)
-            moves_scored += sum(len(s.moves) for s in searcher.cache.entries.values())
         wall = time.perf_counter() - start
         engine.close()
         out[name if batch == 1 and len(sizes) == 1 else f"{name} batch {batch}"] = {
             "positions_evaluated_per_s": evaluated / wall,
             "forward_passes_per_s": (evaluator.calls - calls) / wall,
-            "moves_scored_per_s": moves_scored / wall,
+            "moves_scored_per_s": (searcher.cache.moves_scored - moves_scored) / wall,
             "nodes_per_s": nodes / wall,
             "evaluator_share": (evaluator.seconds - seconds) / wall,
             "vs_bare_batch1": evaluated / wall / bare,
