@@ -23,7 +23,6 @@ from messiah.playout.board import (
     BISHOP,
     BLACK,
     DELTAS,
-    DROP_FROM,
     KING,
     KING_DIRECTIONS,
     KING_TYPE,
@@ -440,17 +439,6 @@ def attackers_of(b, sq, by, most):
             if n >= most:
                 return n, last
     return n, last
-
-
-@njit(**NO_REFCOUNTS)
-def board_move(b, frm, to, promote):
-    """The cshogi move of the piece on ``frm`` to ``to``."""
-    return to | frm << 7 | promote << 14 | (b[frm] & 15) << 16 | (b[to] & 15) << 20
-
-
-@njit(**NO_REFCOUNTS)
-def drop_move(t, to):
-    return to | (DROP_FROM + t) << 7
 
 
 # The detector's first test of a check: the king's neighbours it leaves open. ``memo`` (MEMO int64 a position) holds,

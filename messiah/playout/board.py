@@ -183,6 +183,24 @@ def from_board(board: cshogi.Board, out: np.ndarray | None = None) -> np.ndarray
 
 
 @njit(**NO_REFCOUNTS)
+def encode_move(frm, to, promote, moved, captured):
+    """A board move in cshogi's encoding (the layout above): ``moved`` and ``captured`` are piece types (0: none)."""
+    return to | frm << 7 | promote << 14 | moved << 16 | captured << 20
+
+
+@njit(**NO_REFCOUNTS)
+def board_move(b, frm, to, promote):
+    """The cshogi move of the piece on ``frm`` to ``to`` on ``b``."""
+    return encode_move(frm, to, promote, b[frm] & 15, b[to] & 15)
+
+
+@njit(**NO_REFCOUNTS)
+def drop_move(t, to):
+    """The cshogi move that drops a piece of type ``t`` on ``to``."""
+    return to | (DROP_FROM + t) << 7
+
+
+@njit(**NO_REFCOUNTS)
 def rank_from(colour, sq):
     """The rank of ``sq`` counted from ``colour``'s far side: 0 is the last rank, the one its pieces move toward."""
     return sq % 9 if colour == BLACK else 8 - sq % 9
@@ -193,6 +211,20 @@ def in_zone(colour, sq):
     """Whether ``sq`` is on the far three ranks for ``colour``: its promotion zone, and the camp an entering king
     counts pieces in."""
     return rank_from(colour, sq) <= 2
+
+
+# The nearest rank to its far side (rank_from) an unpromoted piece may stand on, by piece type: a pawn or a lance
+# needs a rank ahead of it, a knight two, so that it keeps a move. Drops and moves without promotion keep to it.
+FIRST_RANK = np.zeros(16, np.int64)
+FIRST_RANK[PAWN] = FIRST_RANK[LANCE] = 1
+FIRST_RANK[KNIGHT] = 2
+
+
+@njit(**NO_REFCOUNTS)
+def keeps_a_move(t, colour, sq):
+    """Whether an unpromoted piece of type ``t`` of ``colour`` may stand on ``sq`` (dropped, or moved there without
+    promoting): it has a move left there."""
+    return rank_from(colour, sq) >= FIRST_RANK[t]
 
 
 @njit(**NO_REFCOUNTS)

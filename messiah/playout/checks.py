@@ -22,8 +22,6 @@ from messiah.playout.attacks import (
     attacker_along,
     attackers_of,
     blockers,
-    board_move,
-    drop_move,
     forward,
     judge_flights,
     listed,
@@ -55,8 +53,11 @@ from messiah.playout.board import (
     STEPS,
     TURN,
     WHITE_CODE,
+    board_move,
     colour_of,
+    drop_move,
     in_zone,
+    keeps_a_move,
     pawn_on_file,
     push,
     put,
@@ -78,14 +79,11 @@ SPARE_UNCOVERING, SPARE_LINES, SPARE_LINES_END = 0, 8, 40
 def _droppable(b, us, t, to):
     """Whether ``us`` may drop the piece type ``t`` (held) on the empty square ``to``: a rank it can move from, no
     second pawn on a file, no mate by a pawn drop."""
-    rank = rank_from(us, to)
-    if t == KNIGHT:
-        return rank >= 2
-    if t == LANCE:
-        return rank >= 1
+    if not keeps_a_move(t, us, to):
+        return False
     if t != PAWN:
         return True
-    if rank == 0 or pawn_on_file(b, us, to, -1):
+    if pawn_on_file(b, us, to, -1):
         return False
     king = b[KING + 1 - us]
     if king >= 0 and NEXT[to, forward(us)] == king:  # rare: a pawn dropped between checks the other king
@@ -102,8 +100,7 @@ def _add_checks(b, out, n, us, frm, to, code, ksq, discovered):
         if discovered or reach(b, code + PROMOTED, to, ksq, frm):
             out[n] = board_move(b, frm, to, 1)
             n += 1
-        rank = rank_from(us, to)
-        if (t == PAWN or t == LANCE) and rank == 0 or t == KNIGHT and rank <= 1:
+        if not keeps_a_move(t, us, to):
             return n  # it must promote
     if discovered or reach(b, code, to, ksq, frm):
         out[n] = board_move(b, frm, to, 0)
@@ -224,7 +221,7 @@ def _drop_checks(b, out, n, us, ksq):
         if t == KNIGHT:
             for j in range(2):
                 x = NEXT[ksq, KNIGHT_JUMPS[them, j]]
-                if x >= 0 and b[x] == 0 and rank_from(us, x) >= 2:
+                if x >= 0 and b[x] == 0 and keeps_a_move(KNIGHT, us, x):
                     out[n] = drop_move(t, x)
                     n += 1
             continue
@@ -239,7 +236,7 @@ def _drop_checks(b, out, n, us, ksq):
                     if _droppable_pawn_check(b, us, x):
                         out[n] = drop_move(t, x)
                         n += 1
-                elif t != LANCE or rank_from(us, x) >= 1:
+                elif keeps_a_move(t, us, x):
                     out[n] = drop_move(t, x)
                     n += 1
                 if slide == 0:

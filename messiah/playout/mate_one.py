@@ -42,9 +42,7 @@ from messiah.playout.attacks import (
     attacker_along,
     attackers_of,
     blockers,
-    board_move,
     capturable,
-    drop_move,
     forward,
     judge_flights,
     mine,
@@ -83,7 +81,10 @@ from messiah.playout.board import (
     N,
     S,
     W,
+    board_move,
+    drop_move,
     in_zone,
+    keeps_a_move,
     pawn_on_file,
     put,
     rank_from,
@@ -102,18 +103,11 @@ def _near(a, b, reach):
 
 
 @njit(**NO_REFCOUNTS)
-def _pawn_droppable(b, colour, sq):
-    """cshogi's canPawnDrop: ``colour`` holds a pawn, has no pawn on ``sq``'s file, and ``sq`` is not its last
-    rank."""
-    return b[HAND + 7 * colour + P_HAND] != 0 and rank_from(colour, sq) != 0 and not pawn_on_file(b, colour, sq, -1)
-
-
-@njit(**NO_REFCOUNTS)
-def _pawn_drop_after(b, colour, sq, taken):
-    """Whether ``colour`` could drop a pawn on ``sq`` once the piece on ``taken`` is captured (cshogi's discovered
-    check asks it of the squares a check must not be blocked on): it holds a pawn, ``sq`` is not its last rank, and
-    it has no pawn on the file but the one on ``taken``."""
-    return (b[HAND + 7 * colour + P_HAND] != 0 and rank_from(colour, sq) != 0
+def _pawn_droppable(b, colour, sq, taken):
+    """cshogi's canPawnDrop: ``colour`` holds a pawn and may drop it on ``sq`` by the rank and the file, once the
+    piece on ``taken`` is captured (-1: none; cshogi's discovered check asks it of the squares a check must not be
+    blocked on). The pawn-drop mate is not asked."""
+    return (b[HAND + 7 * colour + P_HAND] != 0 and keeps_a_move(PAWN, colour, sq)
             and not pawn_on_file(b, colour, sq, taken))
 
 
@@ -546,7 +540,7 @@ def _mate1_lines(b, us, ksq, uksq, dct, memo):
         to = NEXT[one, d]
         if to < 0 or mine(b, to, us):
             continue
-        if _pawn_droppable(b, them, one):
+        if _pawn_droppable(b, them, one, -1):
             continue
         if b[to] & 15 == PAWN and to // 9 == one // 9 and b[HAND + 7 * them + P_HAND] > 0:
             continue  # taking that pawn would let the defender drop one between
@@ -567,7 +561,7 @@ def _mate1_lines(b, us, ksq, uksq, dct, memo):
                 return drop_move(t, to)
             if open_now <= 2:  # one square further: the drop on `to` may have blocked one of our lines
                 far = NEXT[to, d]
-                if far >= 0 and b[far] == 0 and not _pawn_droppable(b, them, to) \
+                if far >= 0 and b[far] == 0 and not _pawn_droppable(b, them, to, -1) \
                         and not capturable(b, far, them, -1, ksq, b[:0], -1) \
                         and _line_drop_mates(b, us, ksq, far, guard, memo):
                     return drop_move(t, far)
@@ -646,7 +640,7 @@ def _line_open(b, us, ksq, frm, to):
             return False
         if s != frm and b[s] != 0:
             return True
-        if _pawn_drop_after(b, them, s, to):
+        if _pawn_droppable(b, them, s, to):
             return False
         s = NEXT[s, d]
     return True
@@ -706,7 +700,7 @@ def _discovery_mates(b, us, ksq, uksq, frm, to, code, pinned, memo):
         return 0
     if pinned and (t == KNIGHT or RELATION[frm, uksq] != RELATION[frm, to]):
         return 0
-    if _pawn_drop_after(b, them, frm, to):
+    if _pawn_droppable(b, them, frm, to):
         return 0  # the defender drops a pawn where the piece stood
     saved_to = b[to]
     put(b, frm, 0)

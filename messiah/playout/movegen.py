@@ -13,14 +13,11 @@ import numpy as np
 from messiah.jit import njit
 from messiah.playout.attacks import attacked, capturable, checks_and_pins, forward, mine
 from messiah.playout.board import (
-    DROP_FROM,
     HAND,
     HAND_TYPES,
     KING,
     KING_DIRECTIONS,
     KING_TYPE,
-    KNIGHT,
-    LANCE,
     MAX_MOVES,
     NEXT,
     NO_REFCOUNTS,
@@ -35,11 +32,13 @@ from messiah.playout.board import (
     TURN,
     WHITE_CODE,
     colour_of,
+    drop_move,
+    encode_move,
     in_zone,
+    keeps_a_move,
     pawn_on_file,
     push,
     put,
-    rank_from,
 )
 
 
@@ -48,18 +47,13 @@ def _add_board_move(out, n, b, us, frm, to, code):
     """Append the moves of the piece ``code`` from ``frm`` to ``to``: with and without promotion as the rules
     allow. Returns the new count."""
     t = code & 15
-    base = to | frm << 7 | t << 16 | (b[to] & 15) << 20
     if t <= ROOK:  # promotable
-        far_to = rank_from(us, to)
-        if in_zone(us, frm) or far_to <= 2:
-            out[n] = base | 1 << 14
+        if in_zone(us, frm) or in_zone(us, to):
+            out[n] = encode_move(frm, to, 1, t, b[to] & 15)
             n += 1
-            # a piece that would have no move left must promote
-            if (t == PAWN or t == LANCE) and far_to == 0:
-                return n
-            if t == KNIGHT and far_to <= 1:
-                return n
-    out[n] = base
+            if not keeps_a_move(t, us, to):
+                return n  # it must promote
+    out[n] = encode_move(frm, to, 0, t, b[to] & 15)
     return n + 1
 
 
@@ -83,7 +77,7 @@ def _board_moves(b, out):
             if steps >> d & 1:
                 to = NEXT[king, d]
                 if to >= 0 and (b[to] == 0 or colour_of(b[to]) != us) and not attacked(b, to, them):
-                    out[n] = to | king << 7 | KING_TYPE << 16 | (b[to] & 15) << 20
+                    out[n] = encode_move(king, to, 0, KING_TYPE, b[to] & 15)
                     n += 1
         put(b, king, code)
     if checkers >= 2:
@@ -158,17 +152,14 @@ def legal_moves(b, out):
         for to in range(81):
             if b[to] or (checkers and not mask[to]):
                 continue
-            far = rank_from(us, to)
-            if (t == PAWN or t == LANCE) and far == 0:
-                continue
-            if t == KNIGHT and far <= 1:
+            if not keeps_a_move(t, us, to):
                 continue
             if t == PAWN:
                 if pawn_files[to // 9]:
                     continue  # two pawns on a file
                 if enemy_king >= 0 and NEXT[to, forward(us)] == enemy_king and pawn_drop_mates(b, us, to):
                     continue  # a pawn dropped in front of the king may not mate it
-            out[n] = to | (DROP_FROM + t) << 7
+            out[n] = drop_move(t, to)
             n += 1
     return n
 

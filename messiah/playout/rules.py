@@ -13,6 +13,7 @@ from messiah.playout.board import (
     BISHOP,
     HAND,
     KING,
+    KING_TYPE,
     NEXT,
     NO_REFCOUNTS,
     PROMOTED,
@@ -21,6 +22,7 @@ from messiah.playout.board import (
     WHITE,
     WHITE_CODE,
     colour_of,
+    encode_move,
     in_zone,
     put,
 )
@@ -69,7 +71,7 @@ def _try_move(b, us):
             put(b, king, 0)  # the king no longer shields the squares behind it
             safe = not attacked(b, target, 1 - us)
             put(b, king, saved)
-            return target | king << 7 | 8 << 16 | (code & 15) << 20 if safe else NO_DECLARATION
+            return encode_move(king, target, 0, KING_TYPE, code & 15) if safe else NO_DECLARATION
     return NO_DECLARATION
 
 
