@@ -202,3 +202,43 @@ def test_the_ladder_plays_every_rung_from_the_opening_set_it_is_given(tmp_path, 
     noted = [p.read_text().split("\n") for p in sorted((tmp_path / "ladder").glob("rung*/opening*"))]
     assert len(noted) == 4 and {file for file, _ in noted} == {str(openings)}
     assert all(0 <= int(line) < 4 for _, line in noted)
+
+
+def test_yaneuraous_rungs_are_its_nodes_a_move_with_its_readmes_options(tmp_path):
+    """With its binary, YaneuraOu-KP256 joins as rungs of nodes a move, its evaluation found beside the binary, no
+    book, one thread and no network delay (which would spend a one-second byoyomi); without it, no such rung."""
+    binary = tmp_path / "YaneuraOu-kp256"
+    yo = [r for r in default_rungs(str(binary)) if r.name.startswith("YaneuraOu")]
+    assert [r.name for r in yo] == [f"YaneuraOu-KP256 NodesLimit {n}" for n in (1000, 3000, 10000, 30000)]
+    assert all(r.command == str(binary) and r.options["EvalDir"] == str(tmp_path.resolve() / "eval") for r in yo)
+    assert all(r.options["Threads"] == "1" and r.options["NetworkDelay2"] == "0" and r.options["BookFile"] == "no_book"
+               for r in yo)
+    assert not any(r.name.startswith("YaneuraOu") for r in default_rungs())
+
+
+def test_each_ladder_has_its_own_fifty_percent_rung(tmp_path):
+    """YaneuraOu's rungs are another engine's scale: where messiah scores 50% is said for each ladder apart (one
+    list would call the scores not monotonic, or place the 50% between two engines)."""
+    from messiah.arena.ladder import ladders, write_ladder
+
+    rows = [row("fairy-stockfish Skill 15", 15, 5, 190.0), row("gpsshogi 0.7.0", 0, 20, -math.inf),
+            row("YaneuraOu-KP256 NodesLimit 3000", 11, 5, 137.0), row("YaneuraOu-KP256 NodesLimit 10000", 3, 7, -147.0)]
+    split = ladders(rows)
+    assert [r["rung"] for r in split["YaneuraOu-KP256"]] == ["YaneuraOu-KP256 NodesLimit 3000",
+                                                              "YaneuraOu-KP256 NodesLimit 10000"]
+    paths = write_ladder(rows, tmp_path)
+    assert paths["fifty_percent"] == {  # gpsshogi's Elo is -inf: halfway, by the rule
+        "fairy-stockfish and gpsshogi": "between fairy-stockfish Skill 15 and gpsshogi 0.7.0 (50% of the way up)",
+        "YaneuraOu-KP256": "between YaneuraOu-KP256 NodesLimit 3000 and YaneuraOu-KP256 NodesLimit 10000 "
+                           "(48% of the way up)"}
+    assert "Against YaneuraOu-KP256, messiah scores 50% between" in (tmp_path / "ladder.md").read_text()
+
+
+def test_rungs_are_picked_by_whole_numbers():
+    from messiah.arena.ladder import names_rung
+
+    assert names_rung("NodesLimit 1000", "YaneuraOu-KP256 NodesLimit 1000")
+    assert not names_rung("NodesLimit 1000", "YaneuraOu-KP256 NodesLimit 10000")
+    assert names_rung("Skill 1", "fairy-stockfish Skill 15") is False and names_rung("gpsshogi", "gpsshogi 0.7.0")
+    assert names_rung("Skill -10", "fairy-stockfish Skill -10")
+    assert not names_rung("Skill -1", "fairy-stockfish Skill -10")

@@ -1,17 +1,19 @@
 """`messiah ladder`: messiah against a ladder of real opponents at equal time, to say how strong it is.
 
 The rungs are Debian's engines: fairy-stockfish 11.1 at Skill Level -20 .. 20 and gpsshogi 0.7.0, each on
-one thread, like messiah. Every rung plays ``games`` games (colour-swapped pairs from the opening set) and
-``more`` again where the score is near 50%, where a rung says most. The result is a table, a plot (PNG and
-SVG) of score and Elo interval by rung, and the rung where messiah would score 50% (interpolated in Elo
-between the rungs around it). Ladders of the same engine played apart (more games at a rung, another
-session) combine rung by rung with ``merge_rows``.
+one thread, like messiah; and, given its binary (``--yaneuraou``), YaneuraOu-KP256 held to a number of nodes a
+move (its ``NodesLimit``): a second ladder, of one strong engine's search size. Every rung plays ``games`` games
+(colour-swapped pairs from the opening set) and ``more`` again where the score is near 50%, where a rung says
+most. The result is a table, a plot (PNG and SVG) of score and Elo interval by rung, and on each ladder the rung
+where messiah would score 50% (interpolated in Elo between the rungs around it). Ladders of the same engine played
+apart (more games at a rung, another session) combine rung by rung with ``merge_rows``.
 """
 
 from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -24,6 +26,14 @@ from messiah.files import write_json
 
 FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
+SKILLS = (-20, -10, 0, 5, 10, 15, 20)
+YANEURAOU = "YaneuraOu-KP256 NodesLimit"  # its rungs' names: this and the nodes
+# YaneuraOu's nodes a move by rung (m7 scored 11-5 at 3,000 and 3-7 at 10,000, issue 94). Its options: the
+# evaluation beside the binary, no book, one thread, and no network delay, which would spend a one-second byoyomi
+# (its README in the shared engines folder).
+YANEURAOU_NODES = (1_000, 3_000, 10_000, 30_000)
+YANEURAOU_OPTIONS = {"BookFile": "no_book", "Threads": "1", "USI_Hash": "64", "NetworkDelay": "0",
+                     "NetworkDelay2": "0"}
 NEAR_EVEN = (0.25, 0.75)  # scores at which a rung gets its extra games
 MORE_SEED = 1000  # the extra games of rung k draw their openings with seed + k + MORE_SEED
 
@@ -43,7 +53,11 @@ class LadderConfig:
     options: dict[str, str] = setting(factory=lambda: {"Threads": "1"}, flag="--option")
     """a USI option of messiah; repeatable"""
     rungs: str = ""
-    """only the rungs whose names contain these comma-separated words, e.g. 'Skill 0,gpsshogi'"""
+    """only the rungs whose names contain these comma-separated words, e.g. 'Skill 0,gpsshogi' or
+    'NodesLimit 3000,NodesLimit 10000'"""
+    yaneuraou: str = ""
+    """YaneuraOu-KP256's binary, its evaluation in eval/ beside it (../shared/engines/yaneuraou/YaneuraOu-kp256):
+    adds its rungs, NodesLimit 1000 .. 30000 a move; without it they are not played"""
     openings: str = "auto"
     """file of 'startpos moves ...' lines (24 plies are played); 'random': 8 random legal moves from the start
     position, drawn by each rung's seed; 'auto': the shared set ($MESSIAH_DATA/openings/records2016_10818.sfen)
@@ -63,6 +77,8 @@ class LadderConfig:
             raise UserError("--games 0 plays nothing: name the ladders to combine with --merge DIR")
         at_least(self, 0, "games", "more")
         at_least(self, 1, "byoyomi", "jobs")
+        if self.yaneuraou and not Path(self.yaneuraou).is_file():
+            raise UserError(f"--yaneuraou {self.yaneuraou}: no such file (YaneuraOu-KP256's binary)")
 
 
 @dataclass(frozen=True)
@@ -72,10 +88,35 @@ class Rung:
     options: dict[str, str] = field(default_factory=dict)
 
 
-def default_rungs() -> list[Rung]:
-    skills = [-20, -10, 0, 5, 10, 15, 20]
-    return [Rung(f"fairy-stockfish Skill {s}", FAIRY, {"Skill Level": str(s), "Threads": "1"}) for s in skills] + \
-        [Rung("gpsshogi 0.7.0", GPSSHOGI, {"Thread": "1"})]
+def default_rungs(yaneuraou: str = "") -> list[Rung]:
+    """The ladder's rungs, weakest first on each ladder: fairy-stockfish by Skill Level, gpsshogi, and with
+    ``yaneuraou`` (its binary) YaneuraOu-KP256 by nodes a move."""
+    rungs = [Rung(f"fairy-stockfish Skill {s}", FAIRY, {"Skill Level": str(s), "Threads": "1"}) for s in SKILLS]
+    rungs.append(Rung("gpsshogi 0.7.0", GPSSHOGI, {"Thread": "1"}))
+    if yaneuraou:
+        evaldir = str(Path(yaneuraou).resolve().parent / "eval")
+        rungs += [Rung(f"{YANEURAOU} {n}", yaneuraou, {**YANEURAOU_OPTIONS, "EvalDir": evaldir, "NodesLimit": str(n)})
+                  for n in YANEURAOU_NODES]
+    return rungs
+
+
+def names_rung(words: str, name: str) -> bool:
+    """Whether ``words`` (from --rungs) pick the rung ``name``: they occur in it, a number whole ('NodesLimit 1000'
+    is not 'NodesLimit 10000', nor 'Skill 1' 'Skill 10')."""
+    return re.search(re.escape(words) + r"(?!\d)", name) is not None
+
+
+def rung_order() -> dict[str, int]:
+    """Each known rung's place in ladder order, by name."""
+    return {rung.name: k for k, rung in enumerate(default_rungs(yaneuraou="YaneuraOu-kp256"))}
+
+
+def ladders(rows: list[dict]) -> dict[str, list[dict]]:
+    """The rows by ladder, each in its own order of strength: the Debian engines', and YaneuraOu's by nodes (one
+    scale would mix two engines' strengths, so each has its own 50% rung)."""
+    out = {"fairy-stockfish and gpsshogi": [r for r in rows if not r["rung"].startswith(YANEURAOU)],
+           "YaneuraOu-KP256": [r for r in rows if r["rung"].startswith(YANEURAOU)]}
+    return {name: part for name, part in out.items() if part}
 
 
 def ladder(cfg: LadderConfig) -> dict:
@@ -88,12 +129,14 @@ def ladder(cfg: LadderConfig) -> dict:
         raise UserError(f"--out {cfg.out} is a ladder being merged: its records would be overwritten; "
                          "play into another --out")
     earlier = [read_ladder(d) for d in merge]
-    rungs = default_rungs()
+    rungs = default_rungs(cfg.yaneuraou)
     if cfg.rungs:
         wanted = [w.strip() for w in cfg.rungs.split(",")]
-        rungs = [r for r in rungs if any(w in r.name for w in wanted)]
+        rungs = [r for r in rungs if any(names_rung(w, r.name) for w in wanted)]
         if not rungs:
-            raise UserError(f"no rung matches {cfg.rungs!r}: choose from {', '.join(r.name for r in default_rungs())}")
+            names = ", ".join(r.name for r in default_rungs(cfg.yaneuraou))
+            raise UserError(f"no rung matches {cfg.rungs!r}: choose from {names}"
+                            + ("" if cfg.yaneuraou else " (YaneuraOu's with --yaneuraou)"))
     base = MatchConfig(opponent="", options=dict(cfg.options), jobs=cfg.jobs, byoyomi=cfg.byoyomi, seed=cfg.seed,
                        openings=cfg.openings, out=cfg.out)
     rows = merge_rows(*earlier, run_ladder(base, rungs, cfg.games, cfg.more, earlier) if cfg.games > 0 else [])
@@ -153,7 +196,7 @@ def merge_rows(*ladders: list[dict]) -> list[dict]:
                 m[key] += r[key]
             m["forfeits"] = [a + b for a, b in zip(m["forfeits"], r["forfeits"], strict=True)]
             m["seeds"] += r.get("seeds", [])
-    order = {rung.name: k for k, rung in enumerate(default_rungs())}
+    order = rung_order()
     rows = sorted((m for m in merged.values() if m["games"]), key=lambda m: order.get(m["rung"], len(order)))
     for m in rows:
         m["score"] = (m["wins"] + m["draws"] / 2) / m["games"]
@@ -268,9 +311,11 @@ def write_ladder(rows: list[dict], out: str | Path) -> dict:
     out = Path(out)
     out.mkdir(parents=True, exist_ok=True)
     write_json(out / "ladder.json", rows)
-    table = ladder_table(rows) + f"\n\nmessiah scores 50% {fifty_percent(rows)}.\n"
+    stands = {name: fifty_percent(part) for name, part in ladders(rows).items()}
+    table = ladder_table(rows) + "\n\n" + "".join(f"Against {name}, messiah scores 50% {where}.\n"
+                                                  for name, where in stands.items())
     (out / "ladder.md").write_text(table)
-    result = {"table": str(out / "ladder.md"), "json": str(out / "ladder.json"), "fifty_percent": fifty_percent(rows)}
+    result = {"table": str(out / "ladder.md"), "json": str(out / "ladder.json"), "fifty_percent": stands}
     try:
         png, svg = ladder_plot(rows, [out / "ladder.png", out / "ladder.svg"])
         result["png"], result["svg"] = str(png), str(svg)

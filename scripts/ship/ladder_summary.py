@@ -17,7 +17,7 @@ import datetime
 import json
 from pathlib import Path
 
-from messiah.arena.ladder import default_rungs
+from messiah.arena.ladder import YANEURAOU, default_rungs
 from messiah.arena.match import MatchReportConfig, match_report
 from messiah.files import json_text
 
@@ -29,7 +29,10 @@ KEEP = ("games", "wins", "losses", "draws", "score", "elo", "elo_low", "elo_high
 def rung_name(folder: Path) -> str:
     """The ladder's name of the opponent a rung folder played (its match.json), e.g. 'fairy-stockfish Skill 15'."""
     opponent = json.loads((folder / "match.json").read_text())["opponent"]
-    return next((r.name for r in default_rungs() if r.options == opponent["options"]), opponent["name"])
+    options = opponent["options"]
+    if "EvalDir" in options and "NodesLimit" in options:  # YaneuraOu's, wherever its binary was
+        return f"{YANEURAOU} {options['NodesLimit']}"
+    return next((r.name for r in default_rungs() if r.options == options), opponent["name"])
 
 
 def count(folders: list[Path]) -> dict:

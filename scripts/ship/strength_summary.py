@@ -17,7 +17,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from ladder_summary import count, rung_name  # noqa: E402  (the same counting as a ladder's summary)
 
-from messiah.arena.ladder import default_rungs, fifty_percent  # noqa: E402
+from messiah.arena.ladder import fifty_percent, rung_order  # noqa: E402
 from messiah.engine.strength import Strength  # noqa: E402
 from messiah.files import json_text  # noqa: E402
 
@@ -34,7 +34,7 @@ def main() -> None:
                         help="the table's folders (strength.sh's OUT, one a part)")
     args = parser.parse_args()
     folders = [Path(f) for f in args.folder]
-    order = [r.name for r in default_rungs()]
+    order = rung_order()
     # A level may be played in several parts (one rung a session, say): its rungs are gathered from every folder,
     # and a rung played in more than one part is counted once over all of its games.
     by_level: dict[int, dict[str, list[Path]]] = {}  # level -> rung name -> its folders
@@ -45,7 +45,7 @@ def main() -> None:
     levels = []
     for number, rungs in sorted(by_level.items()):
         rows = sorted(({"rung": name, **count(parts)} for name, parts in rungs.items()),
-                      key=lambda row: order.index(row["rung"]))
+                      key=lambda row: order[row["rung"]])
         level = Strength(number)
         levels.append({"level": level.level, "nodes": level.nodes, "temperature": level.temperature,
                        "stands": fifty_percent(rows), "rungs": rows})
