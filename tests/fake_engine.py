@@ -2,7 +2,8 @@
 move, and misbehaves as ``$FAKE_MODE`` says: "ok" (the default) never; "hang N": its N-th go and every later one
 is never answered; "die N": it exits on its N-th go; "faults": a line that is not USI at go 1, go 2 answered
 twice, an illegal move at go 3, go 5 never answered (it still reads, so isready resyncs it); "broken": its model
-stopped loading after the match's check of the engine, so every go says so, as messiah-usi does, and resigns."""
+stopped loading after the match's check of the engine, so every go says so, as messiah-usi does, and resigns;
+"slow-ready S": isready is answered S seconds late (an engine that loads or compiles then)."""
 
 import os
 import sys
@@ -21,6 +22,8 @@ def main() -> None:
         if words[0] == "usi":
             print("id name fake\noption name MultiPV type spin default 1 min 1 max 10\nusiok", flush=True)
         elif words[0] == "isready":
+            if mode == "slow-ready":
+                time.sleep(float(after))
             print("readyok", flush=True)
         elif words[0] == "position":
             board = cshogi.Board()

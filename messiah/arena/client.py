@@ -20,7 +20,11 @@ from messiah.errors import MessiahError, UserError
 from messiah.protocol import INTEGER
 from messiah.winrate import MAX_CP
 
-HANDSHAKE_SECONDS = 60.0  # for usiok/readyok: an executable that is not a USI engine must not hang us
+HANDSHAKE_SECONDS = 60.0  # for usiok: an executable that is not a USI engine must not hang us
+# For readyok: an engine that has answered usiok may take long to get ready (a large evaluation to load; messiah's
+# first start after an install compiles its search, a minute and a half of one core, more on a busy machine, which
+# the handshake's minute cut short: a fresh install could not play a match).
+READY_SECONDS = 900.0
 # For one fixed-depth or fixed-nodes search's bestmove: teacher searches take milliseconds to seconds (YaneuraOu at
 # 10,000 nodes about 20 ms, fairy-stockfish at depth 8 about 30 ms), so ten minutes is only reached by an engine
 # that has stopped answering, and a run stops within minutes of that rather than never.
@@ -92,14 +96,14 @@ class UsiClient(Engine):
                                          stderr=subprocess.DEVNULL, cwd=cwd, start_new_session=True)
         except OSError as e:
             raise EngineError(f"cannot start {self.cmd}: {e}") from None
-        for line in self._send_and_wait("usi", "usiok"):
+        for line in self._send_and_wait("usi", "usiok", HANDSHAKE_SECONDS, " (not a USI engine?)"):
             if line.startswith("id name "):
                 self.name = line[8:]
 
     def isready(self, listener: Callable | None = None) -> None:
         """isready; what the engine said before readyok is kept in ``self.said`` (an error an engine reports
         there, a model it cannot load, still ends in readyok)."""
-        self.said = self._send_and_wait("isready", "readyok")
+        self.said = self._send_and_wait("isready", "readyok", READY_SECONDS, "")
 
     def _send(self, command: str) -> None:
         try:
@@ -126,9 +130,10 @@ class UsiClient(Engine):
         else:
             self.proc.kill()
 
-    def _send_and_wait(self, command: str, answer: str) -> list[str]:
-        """Send ``command`` and read lines up to ``answer``, killing the engine after HANDSHAKE_SECONDS."""
-        timer = threading.Timer(HANDSHAKE_SECONDS, self._kill)
+    def _send_and_wait(self, command: str, answer: str, seconds: float, hint: str) -> list[str]:
+        """Send ``command`` and read lines up to ``answer``, killing the engine after ``seconds`` (the error then
+        says ``hint``)."""
+        timer = threading.Timer(seconds, self._kill)
         timer.start()
         lines = []
         try:
@@ -136,7 +141,8 @@ class UsiClient(Engine):
             while (line := self._readline()) != answer:
                 lines.append(line)
         except EngineError:
-            raise EngineError(f"{self.cmd} did not answer {command!r} with {answer!r} (not a USI engine?)") from None
+            raise EngineError(f"{self.cmd} did not answer {command!r} with {answer!r} within {seconds:g} s, or "
+                              f"exited{hint}") from None
         finally:
             timer.cancel()
         return lines
