@@ -2,7 +2,7 @@
 is typed by its arguments' plain types (``int64``), never by their constant values (``Literal[int](7)``).
 
 Why: numba types a constant argument by its value, and a compiled callee called with one is compiled anew for that
-value; ``drop_move(b, ..., 7)`` and ``drop_move(b, ..., 6)`` were two compilations, each linked again into every
+value; ``drop_move(7, to)`` and ``drop_move(6, to)`` were two compilations, each linked again into every
 caller. The search's leaves call their helpers with constant colours, pieces and offsets everywhere: 271
 compilations at a fresh install's first start, 84 of them for a constant, where 169 plain ones do the same work
 (docs/benchmarks.md, "First start"). Nothing here needs a value at compile time (no ``numba.literally``), so the
