@@ -3,7 +3,8 @@ move, and misbehaves as ``$FAKE_MODE`` says: "ok" (the default) never; "hang N":
 is never answered; "die N": it exits on its N-th go; "faults": a line that is not USI at go 1, go 2 answered
 twice, an illegal move at go 3, go 5 never answered (it still reads, so isready resyncs it); "broken": its model
 stopped loading after the match's check of the engine, so every go says so, as messiah-usi does, and resigns;
-"slow-ready S": isready is answered S seconds late (an engine that loads or compiles then)."""
+"slow-ready S": every isready after the first is answered S seconds late (an engine that loads or compiles then;
+the first is prompt, so that a test need not time the engine's start)."""
 
 import os
 import sys
@@ -14,7 +15,7 @@ import cshogi
 
 def main() -> None:
     mode, after = (os.environ.get("FAKE_MODE", "ok").split() + ["0"])[:2]
-    board, gos = cshogi.Board(), 0
+    board, gos, readies = cshogi.Board(), 0, 0
     for line in sys.stdin:
         words = line.split()
         if not words:
@@ -22,7 +23,8 @@ def main() -> None:
         if words[0] == "usi":
             print("id name fake\noption name MultiPV type spin default 1 min 1 max 10\nusiok", flush=True)
         elif words[0] == "isready":
-            if mode == "slow-ready":
+            readies += 1
+            if mode == "slow-ready" and readies > 1:
                 time.sleep(float(after))
             print("readyok", flush=True)
         elif words[0] == "position":

@@ -266,14 +266,16 @@ def test_the_pool_names_the_exit_codes_when_every_worker_has_died():
 def test_an_engine_that_is_slow_to_get_ready_is_waited_for_but_not_for_ever(fake, monkeypatch):
     """usiok must come within the handshake's seconds (an executable that is no USI engine must not hang a match),
     readyok within READY_SECONDS, far longer: messiah's first start after an install compiles at isready for over
-    a minute, which the handshake's limit cut short (`messiah ladder` from a fresh install failed at once)."""
+    a minute, which the handshake's limit cut short (`messiah ladder` from a fresh install failed at once). The
+    fake answers its first isready at once and later ones a second late, so the engine's start is not timed."""
     from messiah.arena import client as client_module
 
     monkeypatch.setenv("FAKE_MODE", "slow-ready 1.0")
-    monkeypatch.setattr(client_module, "HANDSHAKE_SECONDS", 0.5)
-    monkeypatch.setattr(client_module, "READY_SECONDS", 5.0)
-    client = UsiClient(fake)  # readyok after a second: past the handshake's limit, inside the ready limit
-    client.close()
+    client = UsiClient(fake)
+    monkeypatch.setattr(client_module, "HANDSHAKE_SECONDS", 0.3)
+    monkeypatch.setattr(client_module, "READY_SECONDS", 30.0)
+    client.isready()  # a second late: past the handshake's limit, inside the ready limit
     monkeypatch.setattr(client_module, "READY_SECONDS", 0.3)
     with pytest.raises(EngineError, match="did not answer 'isready' with 'readyok' within 0.3 s"):
-        UsiClient(fake)
+        client.isready()
+    client.close()
