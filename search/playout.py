@@ -21,7 +21,7 @@ import numpy as np
 from messiah.evaluator import Evaluator, MoveScores
 from messiah.features import SHAPE, _write
 from messiah.jit import njit
-from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices, legal_move_indices
+from messiah.moves import _FROM_TABLES, _TO_TABLES, _indices
 from messiah.playout import attacks as core_attacks
 from messiah.playout import board as core
 from messiah.playout import history as core_history
@@ -425,8 +425,8 @@ class CoreCache:
     def get(self, board: cshogi.Board) -> MoveScores:
         """The answer for ``board`` in the evaluator's order (cshogi's legal moves), as the evaluator gives it."""
         scores = self.state_scores(core.from_board(board))
-        moves, indices = legal_move_indices(board)
-        return MoveScores(moves, indices, in_legal_order(board, scores.moves, scores.q))
+        order = in_legal_order(board, scores.moves, np.arange(len(scores.moves)))
+        return MoveScores(scores.moves[order], scores.indices[order], scores.q[order])
 
     def resize(self, max_bytes: int) -> None:
         """A table of ``max_bytes``, empty."""
