@@ -5,4 +5,4 @@ the arena and the tools are its subpackages, and search/, models/ and train/ at 
 install as messiah.search, messiah.models and messiah.train (pyproject's package-dir; an editable install
 maps them the same way)."""
 
-__version__ = "0.4.0"
+__version__ = "0.5.0"

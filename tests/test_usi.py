@@ -824,7 +824,7 @@ def test_isready_says_which_model_runs_where_once_per_load():
     assert len(said) == 1
     on_cpu = said[0].endswith(" on CPU")  # the CPU runs the shipped model's int8 copy, a GPU the float model
     digest = hashlib.sha256(default_model_path(int8=on_cpu).read_bytes()).hexdigest()[:8]
-    name = "m8-int8" if on_cpu else "m8"
+    name = "m9-int8" if on_cpu else "m9"
     assert re.fullmatch(rf"info string model {name} \(sha256 {digest}\) on (CPU|CUDA|TensorRT)", said[0]), said[0]
     assert out[-1] == "readyok"
     e.handle("isready")
