@@ -8,6 +8,13 @@ cost a point of floodgate agreement (36.1% against 37.1%); kept in float, the in
 float one to within a tenth of a point (37.2%). The move embedding and the final dot product are gathers
 and a small product, left in float.
 
+The convolution that reads the feature planes gets its bias corrected before it is quantized (bias correction,
+Nagel et al. 2019): rounding its weights to int8 moves each output channel's mean, and the feature planes, signed and
+far from zero on average, turn that into a shift every position shares. m9's int8 copy, quantized without it, rated
+every move 1.7 points of win rate below the float model (a mean logit shift of 0.15; the rounding of that one
+convolution's weights alone made 2.0); with the correction its copies differ by 0.7 points on average, as m8's did.
+Each output channel's bias loses the mean its weights' rounding adds on the calibration positions.
+
 The copy keeps the source's metadata (so the evaluator accepts it) with ``messiah.precision`` set to int8
 and ``-int8`` added to its name. On a GPU the float model is the one to use: onnxruntime's CUDA provider
 runs a QDQ graph's quantized nodes slowly or not at all.
@@ -129,6 +136,7 @@ def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
     convs = [n.name for n in model.graph.node if n.op_type == "Conv"]
     dst.parent.mkdir(parents=True, exist_ok=True)  # before the calibration, so that a bad folder fails at once
     batches = feeds()
+    correct_input_bias(model, batches)
 
     class Reader(CalibrationDataReader):
         def __init__(self) -> None:
@@ -141,9 +149,11 @@ def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
     level = root.level
     root.setLevel(logging.ERROR)  # quantize_static logs advice about pre-processing at WARNING
     raw = dst.with_suffix(dst.suffix + ".raw")  # quantize_static's output, before the metadata is set
+    corrected = dst.with_suffix(dst.suffix + ".float")  # what quantize_static reads: the input bias corrected
     try:
+        onnx.save(model, str(corrected))
         with contextlib.redirect_stdout(sys.stderr):  # it prints its histogram's settings
-            quantize_static(str(src), str(raw), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
+            quantize_static(str(corrected), str(raw), Reader(), quant_format=QuantFormat.QDQ, per_channel=True,
                             activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8,
                             op_types_to_quantize=["Conv"], nodes_to_exclude=convs[-1:],
                             calibrate_method=CalibrationMethod.Percentile)
@@ -151,5 +161,54 @@ def quantize_feeds(src: str | os.PathLike, dst: str | os.PathLike, kind: str,
     finally:
         root.setLevel(level)
         raw.unlink(missing_ok=True)
+        corrected.unlink(missing_ok=True)
     meta.update({"messiah.precision": "int8", "messiah.name": f"{meta.get('messiah.name') or src.stem}-int8"})
     return save_model(quantized, dst, meta)
+
+
+def int8_rounded(weights: np.ndarray) -> np.ndarray:
+    """Convolution weights as onnxruntime's int8 per-channel quantization stores them: symmetric, each output
+    channel scaled so that its largest magnitude is 127."""
+    scale = np.abs(weights).reshape(len(weights), -1).max(axis=1) / 127
+    scale = np.where(scale > 0, scale, 1).reshape(-1, *([1] * (weights.ndim - 1)))
+    return np.round(weights / scale) * scale
+
+
+def correct_input_bias(model, batches: Sequence[dict[str, np.ndarray]]) -> None:
+    """Bias correction of the convolutions that read a model input (the feature planes), in place: each output
+    channel's bias loses the mean that rounding the weights to int8 adds to it over the calibration ``batches``
+    (a convolution is linear, so that mean is the convolution of the mean input by the rounding error). Only
+    a plain 2-d convolution with a bias (stride, dilation and group 1) is corrected; another is left as it is."""
+    from onnx import numpy_helper
+
+    initializers = {t.name: t for t in model.graph.initializer}
+    for node in model.graph.node:
+        attributes = {a.name: a for a in node.attribute}
+        if (node.op_type != "Conv" or node.input[0] not in batches[0] or len(node.input) < 3
+                or node.input[1] not in initializers or node.input[2] not in initializers
+                or any(list(attributes[name].ints) not in ([], [1, 1]) for name in ("strides", "dilations")
+                       if name in attributes)
+                or ("group" in attributes and attributes["group"].i != 1)
+                or ("auto_pad" in attributes and attributes["auto_pad"].s not in (b"", b"NOTSET"))):
+            continue
+        weights = numpy_helper.to_array(initializers[node.input[1]]).astype(np.float64)
+        if weights.ndim != 4:
+            continue
+        mean_input = np.concatenate([b[node.input[0]] for b in batches]).mean(axis=0, dtype=np.float64)
+        pads = list(attributes["pads"].ints) if "pads" in attributes else [0, 0, 0, 0]
+        shift = _mean_output(mean_input, int8_rounded(weights) - weights, pads)
+        bias = numpy_helper.to_array(initializers[node.input[2]])
+        initializers[node.input[2]].CopyFrom(numpy_helper.from_array((bias - shift).astype(bias.dtype),
+                                                                     node.input[2]))
+
+
+def _mean_output(x: np.ndarray, weights: np.ndarray, pads: Sequence[int]) -> np.ndarray:
+    """The mean over its squares of each output channel of a 2-d convolution of ``x`` (channels, rows, columns) by
+    ``weights`` (out, in, rows, columns), zero-padded by ``pads`` (top, left, bottom, right), without a bias."""
+    top, left, bottom, right = pads
+    padded = np.pad(x, ((0, 0), (top, bottom), (left, right)))
+    kh, kw = weights.shape[2:]
+    rows, columns = padded.shape[1] - kh + 1, padded.shape[2] - kw + 1
+    out = sum(np.einsum("oc,chw->ohw", weights[:, :, i, j], padded[:, i:i + rows, j:j + columns])
+              for i in range(kh) for j in range(kw))
+    return out.mean(axis=(1, 2))

@@ -112,3 +112,62 @@ def test_a_calibration_count_that_is_not_a_whole_number_of_batches(tmp_path):
     assert {len(f["features"]) for f in calibration_feeds([TEACHER], 40)} == {CALIBRATION_BATCH}
     model = quantize_onnx(default_model_path(), tmp_path / "int8.onnx", [TEACHER], 40)
     assert Evaluator(model, threads=1).metadata["messiah.precision"] == "int8"
+
+
+
+def _one_convolution(weights: np.ndarray, bias: np.ndarray):
+    """An ONNX model of one 3x3 convolution (padded to keep the board's size) of the input ``features``."""
+    from onnx import TensorProto, helper, numpy_helper
+
+    node = helper.make_node("Conv", ["features", "w", "b"], ["out"], pads=[1, 1, 1, 1], kernel_shape=[3, 3])
+    graph = helper.make_graph([node], "one", [helper.make_tensor_value_info("features", TensorProto.FLOAT,
+                                                                           [None, weights.shape[1], 9, 9])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, None)],
+                              [numpy_helper.from_array(weights, "w"), numpy_helper.from_array(bias, "b")])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)], ir_version=8)
+
+
+def test_the_input_convolution_keeps_its_mean_output_once_its_weights_are_rounded(tmp_path):
+    """Bias correction: with the weights rounded as onnxruntime's int8 copy stores them and the corrected bias,
+    each output channel's mean over the calibration positions is the float convolution's (onnxruntime runs both),
+    where the rounding alone moved it; and the rounding is onnxruntime's (its quantized model's weights)."""
+    import onnx
+    import onnxruntime as ort
+    from onnx import numpy_helper
+    from onnxruntime.quantization import CalibrationDataReader, QuantFormat, QuantType, quantize_static
+
+    from messiah.models.quantize import correct_input_bias, int8_rounded
+
+    rng = np.random.default_rng(5)
+    weights = rng.normal(0, 0.3, (8, 4, 3, 3)).astype(np.float32)
+    weights[:, 0, 1, 1] = 3.0  # one large weight a channel: the others round coarsely
+    bias = rng.normal(0, 0.1, 8).astype(np.float32)
+    x = ((rng.random((64, 4, 9, 9)) < 0.3) - 0.2 * (rng.random((64, 4, 9, 9)) < 0.5)).astype(np.float32)
+    batches = [{"features": x[:32]}, {"features": x[32:]}]
+
+    def mean_output(model) -> np.ndarray:
+        session = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+        return session.run(None, {"features": x})[0].mean(axis=(0, 2, 3))
+
+    model = _one_convolution(weights, bias)
+    correct_input_bias(model, batches)
+    corrected = numpy_helper.to_array(next(t for t in model.graph.initializer if t.name == "b"))
+    rounded = int8_rounded(weights.astype(np.float64)).astype(np.float32)
+    float_mean = mean_output(_one_convolution(weights, bias))
+    assert np.abs(mean_output(_one_convolution(rounded, bias)) - float_mean).max() > 0.01  # what it corrects
+    assert np.allclose(mean_output(_one_convolution(rounded, corrected)), float_mean, atol=1e-5)
+
+    class Reader(CalibrationDataReader):
+        def __init__(self) -> None:
+            self.left = iter(batches)
+
+        def get_next(self) -> dict[str, np.ndarray] | None:
+            return next(self.left, None)
+
+    onnx.save(_one_convolution(weights, bias), str(tmp_path / "float.onnx"))
+    quantize_static(str(tmp_path / "float.onnx"), str(tmp_path / "int8.onnx"), Reader(), quant_format=QuantFormat.QDQ,
+                    per_channel=True, activation_type=QuantType.QUInt8, weight_type=QuantType.QInt8)
+    stored = {t.name: numpy_helper.to_array(t) for t in onnx.load(str(tmp_path / "int8.onnx")).graph.initializer}
+    quantized = next(v for v in stored.values() if v.dtype == np.int8 and v.shape == weights.shape)
+    scale = next(v for k, v in stored.items() if k.startswith("w") and "scale" in k)
+    assert np.allclose(quantized * scale.reshape(-1, 1, 1, 1), rounded, atol=1e-6)
