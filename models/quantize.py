@@ -179,23 +179,22 @@ def correct_input_bias(model, batches: Sequence[dict[str, np.ndarray]]) -> None:
     channel's bias loses the mean that rounding the weights to int8 adds to it over the calibration ``batches``
     (a convolution is linear, so that mean is the convolution of the mean input by the rounding error). Only
     a plain 2-d convolution with a bias (stride, dilation and group 1) is corrected; another is left as it is."""
+    import onnx
     from onnx import numpy_helper
 
     initializers = {t.name: t for t in model.graph.initializer}
     for node in model.graph.node:
-        attributes = {a.name: a for a in node.attribute}
-        if (node.op_type != "Conv" or node.input[0] not in batches[0] or len(node.input) < 3
-                or node.input[1] not in initializers or node.input[2] not in initializers
-                or any(list(attributes[name].ints) not in ([], [1, 1]) for name in ("strides", "dilations")
-                       if name in attributes)
-                or ("group" in attributes and attributes["group"].i != 1)
-                or ("auto_pad" in attributes and attributes["auto_pad"].s not in (b"", b"NOTSET"))):
+        attributes = {a.name: onnx.helper.get_attribute_value(a) for a in node.attribute}
+        plain = (attributes.get("strides", [1, 1]) == [1, 1] and attributes.get("dilations", [1, 1]) == [1, 1]
+                 and attributes.get("group", 1) == 1 and attributes.get("auto_pad", b"NOTSET") in (b"", b"NOTSET"))
+        if (node.op_type != "Conv" or not plain or node.input[0] not in batches[0] or len(node.input) < 3
+                or not {node.input[1], node.input[2]} <= initializers.keys()):
             continue
         weights = numpy_helper.to_array(initializers[node.input[1]]).astype(np.float64)
         if weights.ndim != 4:
             continue
         mean_input = np.concatenate([b[node.input[0]] for b in batches]).mean(axis=0, dtype=np.float64)
-        pads = list(attributes["pads"].ints) if "pads" in attributes else [0, 0, 0, 0]
+        pads = attributes.get("pads", [0, 0, 0, 0])
         shift = _mean_output(mean_input, int8_rounded(weights) - weights, pads)
         bias = numpy_helper.to_array(initializers[node.input[2]])
         initializers[node.input[2]].CopyFrom(numpy_helper.from_array((bias - shift).astype(bias.dtype),
