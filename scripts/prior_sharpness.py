@@ -17,7 +17,7 @@ import json
 import cshogi
 import numpy as np
 
-from messiah.evaluator import Evaluator
+from messiah.evaluator import Evaluator, softmax_weights
 from messiah.paths import shared_file
 
 POSITIONS = 600  # every tenth of floodgate/test.hcpe's 5,998
@@ -40,7 +40,7 @@ def sharpness(model: str, boards: list[cshogi.Board], temperatures: list[float])
     result = {"model": model, "positions": len(scores),
               "median_gap_best_two": round(float(np.median([q[0] - q[1] for q in scores])), 4)}
     for t in temperatures:
-        best = np.array([1.0 / np.exp((q - q[0]) / (t / 1000)).sum() for q in scores])
+        best = np.array([1.0 / softmax_weights(q, t / 1000).sum() for q in scores])  # q sorted: the best's weight is 1
         result[f"T{t:g}"] = {"best_prior_median": round(float(np.median(best)), 3),
                              "best_prior_mean": round(float(best.mean()), 3)}
     return result
