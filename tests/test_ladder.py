@@ -209,7 +209,7 @@ def test_yaneuraous_rungs_are_its_nodes_a_move_with_its_readmes_options(tmp_path
     book, one thread and no network delay (which would spend a one-second byoyomi); without it, no such rung."""
     binary = tmp_path / "YaneuraOu-kp256"
     yo = [r for r in default_rungs(str(binary)) if r.name.startswith("YaneuraOu")]
-    assert [r.name for r in yo] == [f"YaneuraOu-KP256 NodesLimit {n}" for n in (1000, 3000, 10000, 30000)]
+    assert [r.name for r in yo] == [f"YaneuraOu-KP256 NodesLimit {n}" for n in (1000, 3000, 5000, 10000, 30000)]
     assert all(r.command == str(binary) and r.options["EvalDir"] == str(tmp_path.resolve() / "eval") for r in yo)
     assert all(r.options["Threads"] == "1" and r.options["NetworkDelay2"] == "0" and r.options["BookFile"] == "no_book"
                for r in yo)

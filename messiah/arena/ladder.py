@@ -28,10 +28,11 @@ FAIRY = "/usr/games/fairy-stockfish"
 GPSSHOGI = "/usr/games/gpsusi"
 SKILLS = (-20, -10, 0, 5, 10, 15, 20)
 YANEURAOU = "YaneuraOu-KP256 NodesLimit"  # its rungs' names: this and the nodes
-# YaneuraOu's nodes a move by rung (m7 scored 11-5 at 3,000 and 3-7 at 10,000, issue 94). Its options: the
+# YaneuraOu's nodes a move by rung (m7 scored 11-5 at 3,000 and 3-7 at 10,000, m9 7-13 at 10,000, issue 94; 5,000
+# halves the gap where the models' 50% lies). Its options: the
 # evaluation beside the binary, no book, one thread, and no network delay, which would spend a one-second byoyomi
 # (its README in the shared engines folder).
-YANEURAOU_NODES = (1_000, 3_000, 10_000, 30_000)
+YANEURAOU_NODES = (1_000, 3_000, 5_000, 10_000, 30_000)
 YANEURAOU_OPTIONS = {"BookFile": "no_book", "Threads": "1", "USI_Hash": "64", "NetworkDelay": "0",
                      "NetworkDelay2": "0"}
 NEAR_EVEN = (0.25, 0.75)  # scores at which a rung gets its extra games
