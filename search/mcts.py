@@ -30,6 +30,7 @@ from messiah.evaluator import Evaluator, MoveScores
 from messiah.search.base import (
     DEFAULT_CACHE_BYTES,
     DEFAULT_SETTINGS,
+    DFPN_NODES_PER_SECOND,
     MATE_NODES,
     InfoCallback,
     Limits,
@@ -38,6 +39,7 @@ from messiah.search.base import (
     SearchResult,
     SearchSettings,
     Visited,
+    root_mate,
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
 from messiah.search.playout import CoreCache, CoreLeaves, RuleSet, in_legal_order
@@ -79,6 +81,14 @@ LEAF_MATE_PLY_OPTION = SearchOption("LeafMatePly", "leaf_mate_ply", LEAF_MATE_PL
 PRIOR_VISITS = 1.0
 # At zero an unvisited edge would have no mean; below a tenth the score is all but gone after one visit.
 PRIOR_VISITS_OPTION = SearchOption("PriorVisits", "prior_visits", PRIOR_VISITS, 10, 10000, scale=100)
+# The root's guard (USI MateGuardNodes): the move the search is about to choose is checked by cshogi's df-pn for a
+# forced mate it would leave the opponent; a move that leaves one is proven lost and the search chooses again. m9 lost
+# 19 of 20 games to gpsshogi, and in 17 of the 19 its first move that left a mate df-pn finds in 20,000 nodes had an
+# alternative that left none (docs/strength.md); the leaves' check sees five plies, the root's df-pn only our mates. A
+# check costs a few milliseconds where the opponent's checks soon run out; its nodes cap the rest.
+GUARD_NODES = 0
+GUARD_OPTION = SearchOption("MateGuardNodes", "guard_nodes", GUARD_NODES, 0, 10_000_000)
+GUARD_AFTER = 64  # root visits before the choice is checked: the first playouts' choices come and go
 # The Dirichlet's total concentration over the root's moves when self-play mixes noise into PUCT's root prior: alpha =
 # this / legal moves, as KataGo's 10.83 / moves (AlphaZero's shogi alpha 0.15 over its games' 70 to 90 moves: 10 to 14).
 ROOT_NOISE_CONCENTRATION = 10.0
@@ -108,14 +118,16 @@ class BanditSearch(Searcher):
     """The shared tree (:class:`search.tree.Tree`); subclasses give the selection rule."""
 
     rule = UCB1
-    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION)
+    options = (*Searcher.options, BATCH_OPTION, LEAF_MATE_PLY_OPTION, PRIOR_VISITS_OPTION, GUARD_OPTION)
     root_parallel = True  # Threads: helper processes (search.parallel), each on one onnxruntime thread
 
     def __init__(self, evaluator: Evaluator, c: float, prior_visits: float, batch_size: int = BATCH_SIZE,
                  mate_nodes: int = MATE_NODES, temperature: float = 0.0, leaf_mate_ply: int = LEAF_MATE_PLY,
-                 settings: SearchSettings = DEFAULT_SETTINGS):
+                 guard_nodes: int = GUARD_NODES, settings: SearchSettings = DEFAULT_SETTINGS):
         super().__init__(evaluator, mate_nodes, settings)
         self.c = c
+        self.guard_nodes = guard_nodes
+        self._guarded: set[int] = set()  # the root moves the guard has checked in this search
         self.prior_visits = prior_visits
         self.batch_size = batch_size
         self.tree = Tree(DEFAULT_TREE_BYTES, prior_visits, temperature)
@@ -211,6 +223,7 @@ class BanditSearch(Searcher):
 
     def _search(self, board: cshogi.Board, limits: Limits, clock: Clock, info: InfoCallback | None) -> SearchResult:
         evals0 = self.cache.evaluations
+        self._guarded.clear()
         self.leaves.set_root(board)
         root = self.root = self._root(board)
         root.set_terminal(None)  # the root is searched, whatever its mate-in-one flag says,
@@ -257,6 +270,7 @@ class BanditSearch(Searcher):
                 depth, done = self._simulate_batch(board, want)
                 playouts += done
                 seldepth = max(seldepth, depth)
+                self._guard(board, root, clock)
                 if clock.past_optimum(self._stability(clock)):
                     break
                 if info and clock.elapsed() - last_info >= self.info_every:
@@ -266,10 +280,37 @@ class BanditSearch(Searcher):
             if helpers is not None:
                 helper_evaluations = helpers.finish()
                 share.exchange(root, self.prior_visits)  # their last statistics
+        while self._guard(board, root, clock):  # a refuted choice: the next one is checked too, while time allows
+            pass
         out = result()
         if info:
             info(out)
         return out
+
+    def _guard(self, board: cshogi.Board, root: NodeView, clock: Clock) -> bool:
+        """The root's guard (GUARD_NODES): check the search's current choice, once a search, for a forced mate it
+        leaves the opponent (cshogi's df-pn in ``guard_nodes``, where the clock leaves time for that many); prove it
+        lost if it does. Returns whether it did: the choice has changed."""
+        if not self.guard_nodes or root.terminal is not None or root.visits < GUARD_AFTER:
+            return False
+        move = int(root.moves[root.choice()])
+        if move in self._guarded:
+            return False
+        maximum = clock.sizing().maximum
+        if maximum is not None and clock.elapsed() + self.guard_nodes / DFPN_NODES_PER_SECOND > maximum:
+            return False
+        self._guarded.add(move)
+        child = root.children.get(move)
+        if child is None or child.terminal is not None:  # not made (a full tree), or already proven
+            return False
+        board.push(move)
+        line = root_mate(board, self.guard_nodes)
+        board.pop()
+        if line is None:
+            return False
+        self.tree.prove_mate(child.index, line)
+        self.tree.prove(root.index)
+        return True
 
     def _lines(self, root: NodeView, mean: np.ndarray) -> list[tuple[float, int | None, list[int]]]:
         """MultiPV: the most visited root moves with their mean values and lines."""
@@ -368,9 +409,9 @@ class Ucb1(BanditSearch):
 
     def __init__(self, evaluator: Evaluator, c: float = UCB1_C, prior_visits: float = PRIOR_VISITS,
                  batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES, leaf_mate_ply: int = LEAF_MATE_PLY,
-                 settings: SearchSettings = DEFAULT_SETTINGS):
+                 guard_nodes: int = GUARD_NODES, settings: SearchSettings = DEFAULT_SETTINGS):
         super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, leaf_mate_ply=leaf_mate_ply,
-                         settings=settings)
+                         guard_nodes=guard_nodes, settings=settings)
 
 
 class Puct(BanditSearch):
@@ -383,6 +424,8 @@ class Puct(BanditSearch):
 
     def __init__(self, evaluator: Evaluator, c: float = PUCT_C, temperature: float = PUCT_TEMPERATURE,
                  prior_visits: float = PRIOR_VISITS, batch_size: int = BATCH_SIZE, mate_nodes: int = MATE_NODES,
-                 leaf_mate_ply: int = LEAF_MATE_PLY, settings: SearchSettings = DEFAULT_SETTINGS):
+                 leaf_mate_ply: int = LEAF_MATE_PLY, guard_nodes: int = GUARD_NODES,
+                 settings: SearchSettings = DEFAULT_SETTINGS):
         self.temperature = temperature
-        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, temperature, leaf_mate_ply, settings)
+        super().__init__(evaluator, c, prior_visits, batch_size, mate_nodes, temperature, leaf_mate_ply, guard_nodes,
+                         settings)

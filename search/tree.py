@@ -542,6 +542,14 @@ class Tree:
             hit = int(np.flatnonzero((moves & 0xFFFF) == (line[0] & 0xFFFF))[0])
             self.mates[node] = [int(moves[hit])] + line[1:]
 
+    def prove_mate(self, node: int, line: list[int]) -> None:
+        """Prove ``node`` won for its side to move by ``line``, a mate found outside the tree (the root's guard,
+        :class:`search.mcts.BanditSearch`), as the leaves' mate check proves a new node: its mate length, its line
+        kept, its proof. The parent's proof follows at the parent's next :meth:`prove`."""
+        self.node_i[node, MATE] = len(line)
+        self.keep_mate(node, line)
+        self.prove(node)
+
     def add_terminal(self, key: int, value: float) -> int:
         """A node where the game has ended, with its proven ``value``."""
         return _add_terminal(self.node_f, self.node_i, self.used, np.int64(np.uint64(key)), value, 0)
