@@ -59,7 +59,8 @@ def main() -> None:
         walks += 1
         avoidable += safe > 0
         print(record.name.split("_")[0], ply, cshogi.move_to_usi(move), safe, legal, sfen)
-    print(f"# {len(records)} records, {walks} with a move that left a mate, {avoidable} of them with a move that left none")
+    print(f"# {len(records)} records, {walks} with a move that left a mate, {avoidable} of them with a move that left"
+          " none")
 
 
 if __name__ == "__main__":
