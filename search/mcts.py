@@ -85,8 +85,10 @@ PRIOR_VISITS_OPTION = SearchOption("PriorVisits", "prior_visits", PRIOR_VISITS, 
 # forced mate it would leave the opponent; a move that leaves one is proven lost and the search chooses again. m9 lost
 # 19 of 20 games to gpsshogi, and in 17 of the 19 its first move that left a mate df-pn finds in 20,000 nodes had an
 # alternative that left none (docs/strength.md); the leaves' check sees five plies, the root's df-pn only our mates. A
-# check costs a few milliseconds where the opponent's checks soon run out; its nodes cap the rest.
-GUARD_NODES = 0
+# check costs a few milliseconds where the opponent's checks soon run out; its nodes cap the rest. 20,000 against none:
+# +21 (+8 .. +34, pentanomial) in 300 games at 800 nodes, and 7-13 against gpsshogi at byoyomi 1000 on the openings of
+# the 1-19 without it (docs/search.md, "The root's guard").
+GUARD_NODES = 20_000
 GUARD_OPTION = SearchOption("MateGuardNodes", "guard_nodes", GUARD_NODES, 0, 10_000_000)
 GUARD_AFTER = 64  # root visits before the choice is checked: the first playouts' choices come and go
 # The Dirichlet's total concentration over the root's moves when self-play mixes noise into PUCT's root prior: alpha =
