@@ -1,7 +1,8 @@
 """Where messiah walked into a mate: in each CSA record of a match folder, messiah's first move that left the opponent a
-forced mate cshogi's df-pn finds in NODES nodes, and how many of the legal moves there left none (the root guard's
-question, MateGuardNodes; docs/search.md). One line a game that has such a move: the record's number, the ply, the
-move played, the moves that left no mate, of the legal moves, and the position before the move.
+forced mate cshogi's df-pn finds in NODES nodes (search.base.mate_after: the question of the root's guard,
+MateGuardNodes; docs/search.md), and how many of the legal moves there left none. One line a game that has such a
+move: the record's number, the ply, the move played, the moves that left no mate, of the legal moves, and the
+position before the move.
 
     python scripts/walked_into_mate.py FOLDER [--nodes 20000] [--engine messiah]
 
@@ -16,16 +17,7 @@ from pathlib import Path
 import cshogi
 import cshogi.CSA
 
-
-def leaves_a_mate(board: cshogi.Board, move: int, nodes: int) -> bool:
-    """Whether df-pn mates the side to move after ``move`` within ``nodes``."""
-    board.push(move)
-    try:
-        dfpn = cshogi.DfPn()
-        dfpn.set_max_search_node(nodes)
-        return not board.is_game_over() and dfpn.search(board)
-    finally:
-        board.pop()
+from messiah.search.base import mate_after
 
 
 def first_walk(record: Path, engine: str, nodes: int) -> tuple[int, int, int, int, str] | None:
@@ -35,9 +27,9 @@ def first_walk(record: Path, engine: str, nodes: int) -> tuple[int, int, int, in
     kif = cshogi.CSA.Parser.parse_file(str(record))[0]
     board = cshogi.Board(kif.sfen)
     for ply, move in enumerate(kif.moves, 1):
-        if (board.turn == cshogi.BLACK) == engine_black and leaves_a_mate(board, move, nodes):
+        if (board.turn == cshogi.BLACK) == engine_black and mate_after(board, move, nodes) is not None:
             legal = list(board.legal_moves)
-            safe = sum(not leaves_a_mate(board, m, nodes) for m in legal)
+            safe = sum(mate_after(board, m, nodes) is None for m in legal)
             return ply, move, safe, len(legal), board.sfen()
         board.push(move)
     return None

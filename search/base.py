@@ -239,6 +239,16 @@ def root_mate(board: cshogi.Board, max_nodes: int) -> list[int] | None:
     return list(dfpn.get_pv(board)) or None  # a proof without its line is no mate we can report
 
 
+def mate_after(board: cshogi.Board, move: int, max_nodes: int) -> list[int] | None:
+    """The forced mate :func:`root_mate` finds for the opponent after our ``move`` (board left as it was): the root's
+    guard's question (search.mcts)."""
+    board.push(move)
+    try:
+        return None if board.is_game_over() else root_mate(board, max_nodes)
+    finally:
+        board.pop()
+
+
 @dataclass(frozen=True)
 class SearchOption:
     """A USI spin option a search takes: its USI ``name``, the constructor ``argument`` it sets, that argument's

@@ -39,7 +39,7 @@ from messiah.search.base import (
     SearchResult,
     SearchSettings,
     Visited,
-    root_mate,
+    mate_after,
 )
 from messiah.search.parallel import Helpers, RootShare, RootTable
 from messiah.search.playout import CoreCache, CoreLeaves, RuleSet, in_legal_order
@@ -305,9 +305,7 @@ class BanditSearch(Searcher):
         child = root.children.get(move)
         if child is None or child.terminal is not None:  # not made (a full tree), or already proven
             return False
-        board.push(move)
-        line = root_mate(board, self.guard_nodes)
-        board.pop()
+        line = mate_after(board, move, self.guard_nodes)
         if line is None:
             return False
         self.tree.prove_mate(child.index, line)
