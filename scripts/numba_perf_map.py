@@ -45,6 +45,8 @@ def write_perf_map(*dispatchers) -> int:
 def main() -> None:
     import test_playout_mate as positions  # (the tests' position sets; MESSIAH_DATA for the teacher positions)
 
+    from messiah.playout import mate
+
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--ply", type=int, default=5, help="mate search depth: 1 or an odd number (default 5)")
     parser.add_argument("--repeats", type=int, default=60, help="passes over the positions (default 60)")
@@ -53,11 +55,12 @@ def main() -> None:
 
     states, histories, rows = positions.bench_arrays(positions.middlegame_positions(args.positions))
     run = positions.search_all
-    run(states[:2], histories[:2], rows[:2], args.ply)  # compiled before the map is written
+    work = mate.MateWork.empty(max(args.ply, 3))
+    run(states[:2], histories[:2], rows[:2], args.ply, work)  # compiled before the map is written
     print(f"{write_perf_map(run)} functions named in /tmp/perf-{os.getpid()}.map")
     start = time.perf_counter()
     for _ in range(args.repeats):
-        run(states, histories, rows, args.ply)
+        run(states, histories, rows, args.ply, work)
     seconds = time.perf_counter() - start
     print(f"{len(states)} positions x {args.repeats}: {seconds * 1e6 / (len(states) * args.repeats):.2f} us a search")
 

@@ -2,6 +2,7 @@
 and self-play the same value target and value loss, alone or among self-play rows, and a field that only
 some parts carry is filled for the others."""
 
+import cshogi
 import numpy as np
 import pytest
 
@@ -9,9 +10,12 @@ torch = pytest.importorskip("torch")
 
 from conftest import TEACHER  # noqa: E402
 
-from messiah.records import read_hcpe  # noqa: E402
+from messiah.errors import DataError  # noqa: E402
+from messiah.moves import move_index  # noqa: E402
+from messiah.records import CANDIDATES, read_hcpe  # noqa: E402
 from messiah.records.selfplayfile import FAST, SELFPLAY  # noqa: E402
 from messiah.train.batch import NO_RANK, concat, selfplay_rows, teacher_rows, value_target  # noqa: E402
+from messiah.train.data import TeacherData  # noqa: E402
 from messiah.train.pretrain import TrainConfig, losses  # noqa: E402
 from messiah.train.rl.config import RLConfig  # noqa: E402
 from messiah.train.rl.learner import rl_losses  # noqa: E402
@@ -93,3 +97,50 @@ def test_the_result_mix_moves_the_target_toward_the_result():
     plain, _, _ = value_target(b, 875.0)
     mixed, _, _ = value_target(b, 875.0, result_mix=0.25)
     assert torch.allclose(mixed, 0.75 * plain + 0.25 * b["result"])
+
+
+def test_the_teacher_s_top_lines_teach_their_moves_through_the_data_file_beside_the_records(tmp_path):
+    """A data file with NAME.multipv beside it (gensfen --multipv): each line's eval lands on the slot of its move
+    among the legal moves, the rest stay NaN, and pretraining's lines term is the squared error of those moves'
+    win rates against the evals' (by hand here); without the file, or with the weight 0, it adds nothing."""
+    records = np.array(read_hcpe(TEACHER)[:32])
+    lines = np.zeros(len(records), CANDIDATES)
+    board = cshogi.Board()
+    second = []
+    for i, rec in enumerate(records):
+        board.set_hcp(rec["hcp"])
+        teacher = board.move_from_move16(int(rec["bestMove16"]))
+        other = next(m for m in board.legal_moves if m != teacher)
+        second.append(move_index(board, other))
+        lines["move16"][i, :2] = [cshogi.move16(teacher), cshogi.move16(other)]
+        lines["eval"][i, :2] = [rec["eval"], -150]
+    path = tmp_path / "lines.hcpe"
+    records.tofile(path)
+    lines.tofile(f"{path}.multipv")
+    data = TeacherData([path], val_fraction=0.0)
+    batch = data.gather(np.stack([np.zeros(len(records), np.int64), np.arange(len(records))], 1)).batch()
+    assert len(batch) == len(records)
+    rows = np.arange(len(records))
+    slots = [int(np.flatnonzero(batch.legal[i] == second[i])[0]) for i in rows]
+    assert np.array_equal(batch.lines_cp[rows, batch.teacher], records["eval"].astype(np.float32))
+    assert (batch.lines_cp[rows, slots] == -150).all() and np.isfinite(batch.lines_cp).sum() == 2 * len(records)
+
+    z = torch.linspace(-1.5, 1.5, batch.legal.size).reshape(batch.legal.shape)
+    out = losses(FixedLogits(z), batch.tensors(), TrainConfig(scale=600.0, lines_weight=0.5))
+    win = 1 / (1 + np.exp(-z.numpy().astype(np.float64)))
+    by_hand = np.mean([(win[i, batch.teacher[i]] - 1 / (1 + np.exp(-records["eval"][i] / 600.0))) ** 2
+                       for i in rows] + [(win[i, slots[i]] - 1 / (1 + np.exp(150 / 600.0))) ** 2 for i in rows])
+    assert np.isclose(out["lines_loss"].item(), by_hand, rtol=1e-5) and by_hand > 0
+    plain = losses(FixedLogits(z), teacher_rows(records).tensors(), TrainConfig(scale=600.0))
+    unweighted = losses(FixedLogits(z), batch.tensors(), TrainConfig(scale=600.0, lines_weight=0.0))
+    assert plain["lines_loss"].item() == 0.0 and torch.isclose(plain["loss"], unweighted["loss"])
+    assert torch.isclose(out["loss"], plain["loss"] + 0.5 * out["lines_loss"])
+
+
+def test_a_file_of_lines_that_does_not_match_its_records_is_named(tmp_path):
+    records = np.array(read_hcpe(TEACHER)[:10])
+    path = tmp_path / "cut.hcpe"
+    records.tofile(path)
+    np.zeros(9, CANDIDATES).tofile(f"{path}.multipv")
+    with pytest.raises(DataError, match=r"cut\.hcpe\.multipv: 288 bytes, where 10 records"):
+        TeacherData([path], val_fraction=0.0).gather(np.array([[0, 0]])).batch()

@@ -18,6 +18,7 @@ from conftest import GAMES, GUARD, program, read_hcpe
 
 from messiah.arena.client import EngineError, UsiClient
 from messiah.cli import main
+from messiah.errors import DataError
 from messiah.train.gensfen import GensfenConfig, Opening, gensfen, play_teacher_game
 
 ENGINE = "/usr/games/fairy-stockfish"
@@ -125,6 +126,43 @@ def test_generates_and_resumes_toward_the_target(tmp_path, engine):
     assert third["new_positions"] == 0 and out.read_bytes() == after
 
 
+def test_multipv_keeps_each_position_s_top_lines_beside_it_and_resumes(tmp_path, engine):
+    """--multipv 3: OUT.multipv holds a row a record (8 move16, then 8 int16 evals, little-endian, as
+    docs/data.md gives the layout): the engine's lines, line 1 the record's own move and eval, each move legal
+    there and none twice, evals best first; a rerun cuts off lines beyond the records, and neither a file without
+    lines nor a run without --multipv on a file with them goes on silently."""
+    out = tmp_path / "lines.hcpe"
+    gensfen(GensfenConfig(out, depth=2, positions=30, seed=5, multipv=3), progress=False)
+    records = np.fromfile(out, HCPE)
+    row = np.dtype([("move16", "<u2", (8,)), ("eval", "<i2", (8,))])
+    lines = np.fromfile(f"{out}.multipv", row)
+    assert len(lines) == len(records) >= 30
+    board = cshogi.Board()
+    full = 0
+    for rec, line in zip(records, lines, strict=True):
+        board.set_hcp(rec["hcp"])
+        moves = [board.move_from_move16(int(m)) for m in line["move16"] if m]
+        assert moves[0] == board.move_from_move16(int(rec["bestMove16"])) and line["eval"][0] == rec["eval"]
+        assert len(set(moves)) == len(moves) <= 3 and set(moves) <= set(board.legal_moves)
+        assert (line["move16"][len(moves):] == 0).all() and (line["eval"][len(moves):] == 0).all()
+        evals = line["eval"][: len(moves)].tolist()
+        assert evals == sorted(evals, reverse=True)
+        full += len(moves) == 3
+    assert full >= len(records) // 2  # most middlegame positions have three moves worth a line
+    # a game whose lines were written but not its records (an interruption between the two writes)
+    with open(f"{out}.multipv", "ab") as f:
+        f.write(lines[:2].tobytes())
+    more = gensfen(GensfenConfig(out, depth=2, positions=len(records) + 10, seed=5, multipv=3), progress=False)
+    assert np.fromfile(f"{out}.multipv", row)[: len(records)].tobytes() == lines.tobytes()
+    assert len(np.fromfile(f"{out}.multipv", row)) == len(np.fromfile(out, HCPE)) == more["positions"]
+    with pytest.raises(DataError, match="--multipv it was made with"):
+        gensfen(GensfenConfig(out, depth=2, positions=more["positions"] + 10), progress=False)
+    plain = tmp_path / "plain.hcpe"
+    gensfen(GensfenConfig(plain, depth=1, positions=5, seed=1), progress=False)
+    with pytest.raises(DataError, match="lines for 0"):
+        gensfen(GensfenConfig(plain, depth=1, positions=50, multipv=2), progress=False)
+
+
 def test_games_target_and_openings_through_the_cli(tmp_path, capsys, engine):
     # three 24-ply openings: the first moves of three of the fixture's games
     rows, lengths, board, lines = read_hcpe(GAMES), np.fromfile(f"{GAMES}.games", "<u4"), cshogi.Board(), []
@@ -215,7 +253,7 @@ def test_a_game_the_engine_did_not_search_is_refused_with_one_line(tmp_path, fak
     client = UsiClient(command)
     try:
         cfg = GensfenConfig(str(out), engine=command, nodes=1000, random_moves=0)
-        records, _ = play_teacher_game(client, cfg, np.random.default_rng(0), single, max_ply=17)
+        records, _, _ = play_teacher_game(client, cfg, np.random.default_rng(0), single, max_ply=17)
     finally:
         client.close()
     assert len(records) == 1 and records["eval"][0] == 0

@@ -97,9 +97,9 @@ def test_training_lowers_the_loss_and_exports_a_playable_model(small_data, tmp_p
     with open(tmp_path / "run" / "log.csv", newline="") as f:
         header = next(csv.reader(f))
     # the whole header, by name, and every column written in every row (none left blank)
-    assert header == ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows",
-                      "agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss", "positions_per_s",
-                      "data_wait_share"] == pretrain.LOG_FIELDS
+    assert header == ["step", "lr", "loss", "value_loss", "rank_loss", "anchor_loss", "lines_loss", "eval_rows",
+                      "result_rows", "agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss",
+                      "positions_per_s", "data_wait_share"] == pretrain.LOG_FIELDS
     rows = list(csv.DictReader(open(tmp_path / "run" / "log.csv")))
     assert [int(r["step"]) for r in rows] == [10, 20, 30, 40, 50, 60] and all(all(r.values()) for r in rows)
     first, last = float(rows[0]["loss"]), float(rows[-1]["loss"])

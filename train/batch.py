@@ -3,9 +3,10 @@
 A row is a position with its legal moves and what it is trained towards. Teacher rows (pretraining, and the
 teacher and strong-game shares of self-play's batches) carry the teacher's move, its eval and the game's
 result; self-play rows carry the search's best move, the move played, its lambda-return (``target``) and the
-search's value of every legal move (``dense``). A field that no row of a batch has is None, and
+search's value of every legal move (``dense``); teacher rows whose file has the teacher's top lines beside it
+(``NAME.multipv``) carry each line's eval on its move (``lines_cp``). A field that no row of a batch has is None, and
 :func:`concat` fills it for the rows that lack it. Pretraining's and self-play's losses are this module's value
-loss plus their own extra terms (a ranking term; self-play's dense term).
+loss plus their own extra terms (a ranking term; pretraining's lines term; self-play's dense term).
 """
 
 from __future__ import annotations
@@ -17,7 +18,7 @@ import numpy as np
 import torch
 
 from messiah.features import mirror_planes, planes
-from messiah.moves import mirror_indices, pad_indices
+from messiah.moves import mirror_indices, move_indices, pad_indices
 from messiah.records.decode import decode, positions
 from messiah.records.formats import result_for_side_to_move
 from messiah.records.selfplayfile import FAST
@@ -40,6 +41,8 @@ class Batch:
     played: np.ndarray | None = None  # (B,) int64 the slot whose value is trained (None: ``teacher``)
     target: np.ndarray | None = None  # (B,) float32 a value target of the row's own, NaN where none (self-play)
     dense: np.ndarray | None = None  # (B, M) float32 the search's value of each legal move, NaN where none
+    lines_cp: np.ndarray | None = None  # (B, M) float32 the teacher's eval (cp) of each legal move that begins one
+    # of its top lines (MultiPV), NaN elsewhere
 
     def __len__(self) -> int:
         return len(self.teacher)
@@ -51,16 +54,34 @@ class Batch:
 
 
 def teacher_rows(records: np.ndarray, eval_known: np.ndarray | None = None,
-                 result_known: np.ndarray | None = None) -> Batch:
-    """A batch of hcpe records and the masks of which carry an eval and a result (default: all). Records whose
-    teacher move is not legal are dropped."""
+                 result_known: np.ndarray | None = None, lines: np.ndarray | None = None) -> Batch:
+    """A batch of hcpe records and the masks of which carry an eval and a result (default: all), with their
+    teacher's top lines where given (CANDIDATES rows, aligned with ``records``). Records whose teacher move is
+    not legal are dropped."""
     d = decode(records)
     padded, mask = pad_indices([idx for _, idx in d.legal])
     result = result_for_side_to_move(records["gameResult"][d.keep], d.arrays.turns)
     eval_known = np.ones(len(records), bool) if eval_known is None else np.asarray(eval_known, bool)
     result_known = np.ones(len(records), bool) if result_known is None else np.asarray(result_known, bool)
+    lines_cp = None if lines is None else _lines_on_slots(lines[d.keep], padded, d.arrays.turns)
     return Batch(planes(d.arrays), padded, mask, d.teacher, records["eval"][d.keep].astype(np.float32),
-                 eval_known[d.keep], result, result_known[d.keep])
+                 eval_known[d.keep], result, result_known[d.keep], lines_cp=lines_cp)
+
+
+def _lines_on_slots(lines: np.ndarray, legal: np.ndarray, turns: np.ndarray) -> np.ndarray:
+    """Each row's lines (CANDIDATES) as evals on the slots of ``legal`` their moves take, NaN elsewhere (a line
+    whose move is not legal there, from a damaged file, is left out)."""
+    out = np.full(legal.shape, np.nan, np.float32)
+    for i, row in enumerate(lines):
+        given = row["move16"] != 0
+        if not given.any():
+            continue
+        wanted = move_indices(row["move16"][given], int(turns[i]))
+        for index, score in zip(wanted, row["eval"][given], strict=True):
+            slot = np.flatnonzero(legal[i] == index)
+            if len(slot) and np.isnan(out[i, slot[0]]):
+                out[i, slot[0]] = score
+    return out
 
 
 def selfplay_rows(records: np.ndarray, targets: np.ndarray) -> Batch:
@@ -81,7 +102,7 @@ def selfplay_rows(records: np.ndarray, targets: np.ndarray) -> Batch:
 
 def concat(parts: Sequence[Batch]) -> Batch:
     """The rows of several batches in one, move lists padded to the widest; a field some parts lack is filled
-    for their rows (``played``: their ranking slot; ``target`` and ``dense``: NaN)."""
+    for their rows (``played``: their ranking slot; ``target``, ``dense`` and ``lines_cp``: NaN)."""
     parts = [p for p in parts if len(p)]
     width = max(p.legal.shape[1] for p in parts)
 
@@ -98,9 +119,10 @@ def concat(parts: Sequence[Batch]) -> Batch:
     if any(p.target is not None for p in parts):
         out["target"] = np.concatenate([np.full(len(p), np.nan, np.float32) if p.target is None else p.target
                                         for p in parts])
-    if any(p.dense is not None for p in parts):
-        out["dense"] = np.concatenate([np.full((len(p), width), np.nan, np.float32) if p.dense is None
-                                       else widened(p.dense, np.nan) for p in parts])
+    for name in ("dense", "lines_cp"):
+        if any(getattr(p, name) is not None for p in parts):
+            out[name] = np.concatenate([np.full((len(p), width), np.nan, np.float32) if getattr(p, name) is None
+                                        else widened(getattr(p, name), np.nan) for p in parts])
     return Batch(**out)
 
 

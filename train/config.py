@@ -103,6 +103,9 @@ class TrainConfig(Training):
     """--loss margin: the logit lead the teacher's move should keep over every other move"""
     anchor_weight: float = 1.0
     """--loss dueling: weight of A(s, teacher)^2"""
+    lines_weight: float = 0.5
+    """weight of the lines term, where a data file has the teacher's top lines beside it (NAME.multipv, gensfen
+    --multipv): each line's move's Q against its eval's win rate (0: the lines unused; not yet decided by a match)"""
     init: str = "random"
     """the net to start from: 'random' (new weights of the --channels/--blocks/... architecture), 'default' (the
     shipped model: a warm start), an .onnx model, or a checkpoint.pt of messiah pretrain or messiah rl (with more
@@ -129,7 +132,7 @@ class TrainConfig(Training):
     def __post_init__(self) -> None:
         super().__post_init__()
         at_least(self, 1, "steps", "val_positions", "eval_every", "checkpoint_every")
-        at_least(self, 0, "workers")
+        at_least(self, 0, "workers", "lines_weight")
         within(self, 0.0, 1.0, "result_mix", "val_fraction")
         if self.zero_embedding and self.init != "random":
             raise UserError(f"--zero-embedding makes a new Magic Vec; --init {self.init} brings the model's own")

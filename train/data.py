@@ -12,7 +12,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from messiah.records import HCPE, Records, count_games, game_index_path, read_records, split_by_game
+from messiah.records import CANDIDATES, HCPE, Records, count_games, game_index_path, read_records, split_by_game
 from messiah.train.batch import Batch, teacher_rows
 from messiah.train.config import VAL_FRACTION
 
@@ -27,14 +27,18 @@ class Gathered:
     records: np.ndarray  # HCPE
     eval_known: np.ndarray  # bool per record
     result_known: np.ndarray  # bool per record
+    lines: np.ndarray | None = None  # CANDIDATES per record (none where its file has none); None: no file has any
 
     def batch(self) -> Batch:
-        return teacher_rows(self.records, self.eval_known, self.result_known)
+        return teacher_rows(self.records, self.eval_known, self.result_known, self.lines)
 
 
 def gather(files: Sequence[Records], index: np.ndarray) -> Gathered:
-    """Records, and whether each carries an eval and a result, for rows of a (file, record) index array."""
+    """Records, whether each carries an eval and a result, and the teacher's top lines where a file has them,
+    for rows of a (file, record) index array."""
     out = Gathered(np.empty(len(index), HCPE), np.zeros(len(index), bool), np.zeros(len(index), bool))
+    if any(records.lines is not None for records in files):
+        out.lines = np.zeros(len(index), CANDIDATES)
     for f, records in enumerate(files):
         sel = index[:, 0] == f
         if sel.any():
@@ -42,6 +46,8 @@ def gather(files: Sequence[Records], index: np.ndarray) -> Gathered:
             out.records[sel] = records[rows]
             out.eval_known[sel] = records.eval_mask(rows)
             out.result_known[sel] = records.result_mask(rows)
+            if out.lines is not None:
+                out.lines[sel] = records.line_rows(rows)
     return out
 
 

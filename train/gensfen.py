@@ -4,7 +4,9 @@ Each game starts from an opening: a few uniformly random legal moves at random p
 24 (5 by default), or a line of an openings file (``startpos moves ...``). The engine plays every other
 move at a fixed depth or node count. Every position from ply 16 on that the engine searched becomes an
 hcpe record: the position, the engine's eval for the side to move in centipawns (mate +-30000), its best
-move (cshogi move16) and, once the game is over, the game's result. A random move at ply 16 or later is
+move (cshogi move16) and, once the game is over, the game's result; with ``--multipv K`` (the engine's MultiPV
+option) the first move and eval of each of its top K lines go beside it, a row a record, to ``OUT.multipv``
+(:mod:`messiah.records.candidates`). A random move at ply 16 or later is
 played after the engine has searched (and so recorded) its position, so a game's records are one ply
 apart. Each game's length is appended to the game index beside the file (``OUT.games``, see
 :func:`messiah.records.read_game_index`), so readers know the games exactly instead of guessing them.
@@ -20,9 +22,10 @@ info lines gave) is held against the depth or nodes asked, and a game with too m
 engine that ignores the limit (a missing option, a book, a go it does not read) never leaves junk labels.
 
 Workers are processes with an engine each. The parent appends each finished game to the output with one
-write, then fsync, then its length to the game index, so an interruption loses at most the games in
-progress; a trailing partial record is cut off on the next start (and a game whose length did not reach
-the index is added to it), and rerunning the same command continues toward its target.
+write (its lines to ``OUT.multipv`` first), then fsync, then its length to the game index, so an interruption
+loses at most the games in progress; a trailing partial record is cut off on the next start (and a game whose
+length did not reach the index is added to it, lines beyond the records are cut off), and rerunning the same
+command continues toward its target.
 """
 
 from __future__ import annotations
@@ -48,14 +51,18 @@ from messiah.config import at_least, setting
 from messiah.errors import DataError, UserError
 from messiah.position import perpetual_check_winner
 from messiah.records import (
+    CANDIDATES,
     HCPE,
     append_game_index,
+    candidate_row,
+    candidates_path,
     check_hcpe,
     count_games,
     game_index_path,
     read_game_index,
     read_records,
 )
+from messiah.records.candidates import MOST_LINES
 from messiah.records.formats import is_legal
 from messiah.rules import DRAW_PLY
 from messiah.train.pool import WorkerPool
@@ -141,6 +148,9 @@ class GensfenConfig:
     """random moves within the first 24 plies (default: 5, or 0 with --openings)"""
     seed: int | None = None
     """random openings' seed (default: a new one each run)"""
+    multipv: int = 1
+    """lines the engine reports of each search (its MultiPV option); from 2, each recorded position's top lines,
+    their first moves and evals, go to OUT.multipv beside OUT (training's lines term); at most 8"""
     search_seconds: float = SEARCH_SECONDS
     """seconds one search may take before the engine counts as hung: it is killed and the run stops"""
 
@@ -149,7 +159,9 @@ class GensfenConfig:
             raise UserError("give exactly one of --depth and --nodes")
         if self.positions is not None and self.games is not None:
             raise UserError("give at most one of --positions and --games")
-        at_least(self, 1, "depth", "nodes", "workers", "positions", "games", "search_seconds")
+        at_least(self, 1, "depth", "nodes", "workers", "positions", "games", "search_seconds", "multipv")
+        if self.multipv > MOST_LINES:
+            raise UserError(f"--multipv {self.multipv}: OUT.multipv holds {MOST_LINES} lines a position at most")
         at_least(self, 0, "random_moves")
 
 
@@ -200,6 +212,7 @@ class _TeacherGame:
             self.board.set_position(f"{opening.position} moves {' '.join(opening.moves)}")
             self.usi_moves = list(opening.moves)
         self.rows: list[tuple[np.ndarray, int, int]] = []  # a recorded position's hcp, eval and best move16
+        self.lines: list[np.ndarray] = []  # and its lines (a CANDIDATES row: empty without --multipv)
         self.adjudication = _Adjudication(ADJUDICATE_EVAL, ADJUDICATE_PLIES)
         self.counted = 0  # searches counted for the check
         self.short: list[tuple[int, SearchReport]] = []  # the short ones' plies and reports
@@ -245,11 +258,25 @@ class _TeacherGame:
         if self.ply >= RECORD_FROM:
             board.to_hcp(self._hcp)
             self.rows.append((self._hcp["hcp"][0].copy(), score, cshogi.move16(move)))
+            self.lines.append(self._line_row())
         winner = self.adjudication.winner(turn, score)
         if winner is not None:
             self.ending = winner, "adjudication"
             return None
         return move
+
+    def _line_row(self) -> np.ndarray:
+        """The engine's top lines of the search just made (--multipv) as a CANDIDATES row: a line whose first
+        move is not legal here, or a second line of the same move, is left out."""
+        if self.cfg.multipv < 2:
+            return candidate_row([])
+        kept, seen = [], set()
+        for usi, score in self.engine.lines:
+            move = self.board.move_from_usi(usi) if usi not in ("resign", "win") else 0
+            if move and is_legal(self.board, move) and move not in seen:
+                seen.add(move)
+                kept.append((cshogi.move16(move), score))
+        return candidate_row(kept)
 
     def push(self, move: int) -> bool:
         """Play ``move``; whether it ended the game by repetition (cshogi's is_draw: a draw, or a win for the side
@@ -292,6 +319,10 @@ class _TeacherGame:
                                  else cshogi.BLACK_WIN if winner == cshogi.BLACK else cshogi.WHITE_WIN)
         return records
 
+    def line_rows(self) -> np.ndarray:
+        """The recorded positions' lines (CANDIDATES), aligned with :meth:`records`."""
+        return np.array(self.lines, CANDIDATES).reshape(len(self.lines))
+
 
 def _random_plies(first: int, count: int, rng: np.random.Generator) -> set[int]:
     """The plies of a game's random moves: ``count`` distinct plies from ``first`` to OPENING_PLIES (all of them
@@ -302,8 +333,9 @@ def _random_plies(first: int, count: int, rng: np.random.Generator) -> set[int]:
 
 def play_teacher_game(engine: UsiClient, cfg: GensfenConfig, rng: np.random.Generator, opening: Opening | None = None,
                       stopped: Callable[[], bool] = lambda: False,
-                      max_ply: int = DRAW_PLY) -> tuple[np.ndarray, str] | None:
-    """Play one self-play game: its hcpe records (all with the game's result) and how it ended; None when
+                      max_ply: int = DRAW_PLY) -> tuple[np.ndarray, str, np.ndarray] | None:
+    """Play one self-play game: its hcpe records (all with the game's result), how it ended, and the records'
+    lines (CANDIDATES, empty rows without ``cfg.multipv``); None when
     ``stopped()`` turned true before the end. A random move before RECORD_FROM is played without a search;
     from there on the engine searches (and so records) the position first. EngineError for a game whose searches
     fell short (:meth:`_TeacherGame.check_searches`)."""
@@ -328,12 +360,13 @@ def play_teacher_game(engine: UsiClient, cfg: GensfenConfig, rng: np.random.Gene
         if game.push(move):
             break
     game.check_searches()
-    return game.records(), game.ending[1]
+    return game.records(), game.ending[1], game.line_rows()
 
 
 def _worker(index: int, cfg: GensfenConfig, openings: list[Opening] | None, seed: np.random.SeedSequence,
             out: mp.Queue, stop: mp.Event) -> None:
-    """A worker process: play games until told to stop, sending each as ('game', bytes, reason). It takes
+    """A worker process: play games until told to stop, sending each as ('game', bytes, reason, lines' bytes). It
+    takes
     its ``openings`` in turn (the parent deals each worker a shuffled share)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and sets ``stop``
     rng = np.random.default_rng(seed)
@@ -347,19 +380,39 @@ def _worker(index: int, cfg: GensfenConfig, openings: list[Opening] | None, seed
             played += 1
             if game is None:
                 break
-            out.put(("game", game[0].tobytes(), game[1]))
+            out.put(("game", game[0].tobytes(), game[1], game[2].tobytes()))
     except Exception as e:  # reported to the parent, which stops the run with the message
         if not stop.is_set():
-            out.put(("error", f"worker {index}: {type(e).__name__}: {e}", ""))
+            out.put(("error", f"worker {index}: {type(e).__name__}: {e}", "", b""))
     finally:
         if engine is not None:
             engine.close()
 
 
-def prepare_output(path: Path) -> int:
+def prepare_output(path: Path, multipv: int = 1) -> int:
     """Records already in ``path`` (0 when it does not exist). A trailing partial record, left by an
     interrupted write, is cut off with a warning; a file that is not hcpe is a ValueError, and is left
-    untouched."""
+    untouched. Its lines (``multipv`` from 2) are brought to its records: lines beyond them (a game written
+    there but not here) are cut off; a file with fewer lines than records, or lines where none are asked, is a
+    DataError, so that no run mixes them."""
+    whole = _prepare_records(path)
+    lines = candidates_path(path)
+    if multipv < 2:
+        if lines.exists():
+            raise DataError(f"{path}: {lines.name} beside it holds the engine's top lines: continue it with the "
+                            "--multipv it was made with, or write another file")
+        return whole
+    have = lines.stat().st_size // CANDIDATES.itemsize if lines.exists() else 0
+    if have < whole:
+        raise DataError(f"{path}: holds {whole:,} positions and lines for {have:,}: --multipv continues only a "
+                        "file it made; write another file")
+    if lines.exists() and lines.stat().st_size != whole * CANDIDATES.itemsize:
+        os.truncate(lines, whole * CANDIDATES.itemsize)
+    return whole
+
+
+def _prepare_records(path: Path) -> int:
+    """prepare_output's part for the records themselves."""
     if not path.exists():
         return 0
     size = path.stat().st_size
@@ -417,7 +470,9 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
     cfg = dataclasses.replace(cfg, engine=resolve_engine(cfg.engine), random_moves=random_moves)  # what workers play
     path = Path(cfg.out)
     path.parent.mkdir(parents=True, exist_ok=True)
-    have_positions = prepare_output(path)
+    have_positions = prepare_output(path, cfg.multipv)
+    if cfg.multipv > 1:  # the engine's own option, whatever --option said of it
+        cfg = dataclasses.replace(cfg, options={**cfg.options, "MultiPV": str(cfg.multipv)})
     if games is not None and have_positions:
         starts = read_game_index(path, have_positions)
         have_games = count_games(read_records(path)) if starts is None else len(starts)
@@ -451,7 +506,7 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
     try:
         with WorkerPool(_worker, [(i, cfg, shares[i], seeds[i]) for i in range(workers)], EngineError,
                         "every worker has exited", "gensfen") as pool:
-            _collect(pool, path, counts, done, bar, unit)
+            _collect(pool, path, counts, done, bar, unit, cfg.multipv > 1)
     except KeyboardInterrupt:
         print("gensfen: interrupted; every finished game is saved", file=sys.stderr)
     finally:
@@ -461,21 +516,26 @@ def gensfen(cfg: GensfenConfig, progress: bool = True) -> dict:
     return counts
 
 
-def _collect(pool: WorkerPool, path: Path, counts: dict, done: Callable[[], bool], bar, unit: str) -> None:
+def _collect(pool: WorkerPool, path: Path, counts: dict, done: Callable[[], bool], bar, unit: str,
+             lines: bool) -> None:
     """Write the workers' games to ``path`` as they come, each in one write with its game index entry (the file
-    only ever grows by whole games), until ``done()``."""
+    only ever grows by whole games), their ``lines`` first where asked, until ``done()``."""
     fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    lines_fd = os.open(candidates_path(path), os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644) if lines else None
     try:
         while not done():
             message = pool.next()
             if message is None:
                 continue
-            kind, payload, reason = message
+            kind, payload, reason, line_rows = message
             if kind == "error":
                 raise EngineError(payload)
             n = len(payload) // HCPE.itemsize
             if n == 0:
                 continue  # a game over before its first recorded ply
+            if lines_fd is not None:  # first: lines beyond the records are cut off at the next start
+                _write_all(lines_fd, line_rows)
+                os.fsync(lines_fd)
             _write_all(fd, payload)
             os.fsync(fd)
             append_game_index(path, [n])
@@ -488,3 +548,5 @@ def _collect(pool: WorkerPool, path: Path, counts: dict, done: Callable[[], bool
             bar.update(n if unit == "pos" else 1)
     finally:
         os.close(fd)
+        if lines_fd is not None:
+            os.close(lines_fd)

@@ -12,6 +12,10 @@ A(s, a) = <h(s), E[a]> + b[a], t the teacher's move and target = (1-lam) sigmoid
     "dueling"  as "rank", on a net with a value head V, plus anchor = A(s, t)^2: the teacher's move has
                advantage 0, so V(s) alone is the position's value and A only ranks moves
 
+    (+ lines_weight * lines) where a file has the teacher's top lines beside it (gensfen --multipv): lines = the
+    mean over the moves that begin a line of (sigmoid(z(s, a)) - sigmoid(eval(a) / scale))^2, so that the
+    teacher's second, third, ... moves teach their Q too, not only the ranking below t
+
 The ranking terms keep the other moves' Q below the teacher's. ``rank_scale`` is the cross-entropy's
 inverse temperature: with a large one a small gap in Q already ranks the teacher move first, so the
 ranking does not have to pull Q away from a calibrated win rate. ``zero_embedding`` starts the Magic Vec
@@ -63,7 +67,7 @@ from messiah.train.trainer import (
 __all__ = ["DUELING_HIDDEN", "LOSSES", "TrainConfig", "losses", "train"]
 
 # The loss terms a step returns (the scalars of :func:`losses`), averaged over the steps since the last row
-TERMS = ("loss", "value_loss", "rank_loss", "anchor_loss", "eval_rows", "result_rows")
+TERMS = ("loss", "value_loss", "rank_loss", "anchor_loss", "lines_loss", "eval_rows", "result_rows")
 VALIDATION = ("agreement", "top3", "value_mse", "sign_accuracy", "val_rank_loss")  # Trainer.validate's figures
 LOG_FIELDS = ["step", "lr", *TERMS, *VALIDATION, "positions_per_s", "data_wait_share"]
 
@@ -84,10 +88,23 @@ def losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: TrainConfig) -> di
     else:
         rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"])
     anchor = advantage.gather(1, teacher).pow(2).mean() if cfg.loss == "dueling" else value.new_zeros(())
-    loss = value + (0.0 if cfg.loss == "value" else cfg.rank_weight) * rank + cfg.anchor_weight * anchor
-    return {"loss": loss, "value_loss": value, "rank_loss": rank, "anchor_loss": anchor, "z": z, "target": target,
+    lines = lines_loss(z, b, cfg.scale)
+    loss = (value + (0.0 if cfg.loss == "value" else cfg.rank_weight) * rank + cfg.anchor_weight * anchor
+            + cfg.lines_weight * lines)
+    return {"loss": loss, "value_loss": value, "rank_loss": rank, "anchor_loss": anchor, "lines_loss": lines,
+            "z": z, "target": target,
             "has_target": has_target, "eval_rows": has_eval.float().mean(),
             "result_rows": (has_target & ~has_eval).float().mean()}
+
+
+def lines_loss(z: torch.Tensor, b: dict[str, torch.Tensor], scale: float) -> torch.Tensor:
+    """The squared error of sigmoid(z) of each legal move that begins one of the teacher's top lines against that
+    line's eval as a win rate, averaged over those moves (0 for a batch without lines)."""
+    if "lines_cp" not in b:
+        return z.new_zeros(())
+    known = torch.isfinite(b["lines_cp"]) & b["legal_mask"]
+    target = torch.sigmoid(b["lines_cp"].nan_to_num(0.0) / scale)  # messiah.winrate.zero_sum, on tensors
+    return ((torch.sigmoid(z) - target) ** 2 * known).sum() / known.sum().clamp(min=1)
 
 
 def start_log(path: Path, resume_step: int | None) -> None:

@@ -57,6 +57,32 @@ class SearchReport:
         return f"{self.go!r} was answered with {said or 'no depth or nodes'}"
 
 
+def line_report(line: str) -> tuple[int, str, int] | None:
+    """An ``info`` line's MultiPV line: (its number, from 1; its first move, USI; its score, cp for the side to
+    move, mates as +-MAX_CP); None for a line that reports none (no ``multipv`` and ``pv``, no exact score: a
+    ``lowerbound`` or ``upperbound`` is an aspiration window's, not the line's score)."""
+    words = line.split()
+    number = move = score = None
+    for i, word in enumerate(words[:-1]):
+        value = words[i + 1]
+        if word in ("lowerbound", "upperbound", "string"):
+            return None
+        if word == "multipv" and INTEGER.fullmatch(value):
+            number = int(value)
+        elif word == "score" and i + 2 < len(words) and words[i + 1] in ("cp", "mate"):
+            amount = words[i + 2]
+            if words[i + 1] == "cp" and INTEGER.fullmatch(amount):
+                score = max(-MAX_CP, min(MAX_CP, int(amount)))
+            elif words[i + 1] == "mate":  # 'mate 5', 'mate -4', or YaneuraOu's 'mate +' / 'mate -'
+                score = -MAX_CP if amount.startswith("-") else MAX_CP
+        elif word == "pv":
+            move = value
+            break
+    if None in (number, move, score) or number < 1:
+        return None
+    return number, move, score
+
+
 def go_line(depth: int | None, nodes: int | None) -> str:
     """The go command of a search to ``depth`` (when given) or to ``nodes``, with GO_CLOCKS."""
     return f"go {GO_CLOCKS} depth {depth}" if depth is not None else f"go {GO_CLOCKS} nodes {nodes}"
@@ -151,12 +177,14 @@ class UsiClient(Engine):
         """Search ``position`` ('startpos' or 'sfen ...') after ``moves`` to a depth or a node count (the go line
         of :func:`go_line`): the best move (a USI move, 'resign' or 'win') and the eval of its line for the side
         to move (cp, mate as +-MAX_CP; None when the engine gave no score for that move). What the engine reported
-        of the search is left in ``self.report``. No bestmove within ``search_seconds`` is an EngineError, and the
+        of the search is left in ``self.report``, and its MultiPV lines (the last report of each, in order: first
+        move, USI, and score) in ``self.lines``. No bestmove within ``search_seconds`` is an EngineError, and the
         engine is killed."""
         self.position(moves, position)
         go = go_line(depth, nodes)
         listener = InfoListener(mate_score=MAX_CP)
         counts: dict[str, int] = {}
+        lines: dict[int, tuple[str, int]] = {}
         expired = threading.Event()
 
         def expire() -> None:
@@ -172,6 +200,8 @@ class UsiClient(Engine):
                 if line.startswith("info"):
                     for name, value in reported(line).items():
                         counts[name] = max(value, counts.get(name, value))
+                    if (multipv := line_report(line)) is not None:
+                        lines[multipv[0]] = multipv[1:]
             listener(line)
         except EngineError:
             if expired.is_set():
@@ -182,6 +212,7 @@ class UsiClient(Engine):
         if expired.is_set():  # the timer went off as the bestmove came: the engine is killed all the same
             raise self._silent(go)
         self.report = SearchReport(go, counts.get("depth"), counts.get("nodes"))
+        self.lines = [lines[number] for number in sorted(lines)]
         try:
             score = listener.score
         except (IndexError, ValueError):  # an info line cshogi's splitter does not follow

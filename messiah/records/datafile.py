@@ -16,6 +16,7 @@ import cshogi.KIF
 import numpy as np
 
 from messiah.errors import DataError
+from messiah.records.candidates import CANDIDATES, read_candidates
 from messiah.records.formats import (
     CSA_SUFFIXES,
     HCPE_FIELDS,
@@ -62,6 +63,7 @@ class Records:
         games come only from there), so sending Records to a worker process (the training loader does)
         copies neither."""
         state = dict(self.__dict__)
+        state.pop("lines", None)  # (a memory map of its own, opened again where it is asked)
         if isinstance(self.data, np.memmap):
             state["data"] = ("memmap", self.data.filename, self.data.dtype, self.data.offset, self.data.shape)
             if self.game_starts is not None:
@@ -97,6 +99,16 @@ class Records:
             return bool(self.eval_known.any())
         field = self.data["score" if self.psv else "eval"]
         return any(np.any(field[i : i + 65536] != 0) for i in range(0, len(field), 65536))
+
+    @cached_property
+    def lines(self) -> np.ndarray | None:
+        """The teacher's top lines of each record, where a file of them lies beside this one (``NAME.multipv``,
+        :mod:`messiah.records.candidates`); None where none does."""
+        return read_candidates(self.path, len(self))
+
+    def line_rows(self, index: np.ndarray) -> np.ndarray:
+        """The lines of the records at ``index`` (CANDIDATES rows; no lines where the file has none)."""
+        return np.zeros(len(index), CANDIDATES) if self.lines is None else np.asarray(self.lines[index])
 
     def eval_mask(self, index: np.ndarray | slice) -> np.ndarray:
         """Which of the records at ``index`` carry an eval."""
