@@ -956,3 +956,18 @@ def test_a_run_rolls_back_to_its_best_verified_generation_and_the_learner_restar
     assert g3["verified_generation"] == 3 and "rolled_back_to" not in g3
     games, _ = read_selfplay_games(out / "selfplay" / "g0003.selfplay")
     assert len(games) > 0
+
+
+def test_self_play_searches_without_the_root_s_guard_unless_asked():
+    """The actors' searcher has the root's guard off (--guard-nodes 0: every run was made so, and the engine's
+    20,000 nodes cost more than a self-play search) and on at the nodes asked; the engine's own default stays on."""
+    from messiah.engine.engine import Engine
+    from messiah.evaluator import Evaluator
+    from messiah.train.rl.config import RLConfig
+    from messiah.train.rl.selfplay import make_game_searcher
+
+    evaluator = Evaluator(threads=1)
+    off = make_game_searcher(RLConfig(teacher=[], strong=[], openings=""), evaluator)
+    on = make_game_searcher(RLConfig(teacher=[], strong=[], openings="", guard_nodes=500), evaluator)
+    assert off.guard_nodes == 0 and on.guard_nodes == 500
+    assert Engine.from_options({}, evaluator).searcher.guard_nodes == 20_000

@@ -118,11 +118,12 @@ def test_an_old_rl_config_json_continues_and_refuses_another_run(tmp_path):
     (out / "config.json").write_text(json.dumps({**OLD_RL_CONFIG, "out": str(out)}))
     saved = load_config(out)
     # fields added since (the verification's, the strong games', the tree rows', rollback, the playout cap's, the
-    # root noise) take their defaults, which leave the run as it was (the bootstrap's, added and deleted since, too)
+    # root noise, the root's guard) take their defaults, which leave the run as it was (the bootstrap's, added and
+    # deleted since, too)
     assert dataclasses.asdict(saved) == {**OLD_RL_CONFIG, "out": str(out), "verify_every": 0, "verify_games": 200,
                                          "strong": default_strong_files(), "strong_fraction": 0.0, "tree_visits": 0,
                                          "tree_fraction": 0.2, "rollback": False, "fast_nodes": 0,
-                                         "fast_fraction": 0.75, "root_noise": 0.0}
+                                         "fast_fraction": 0.75, "root_noise": 0.0, "guard_nodes": 0}
     again = from_args(RLConfig, subparser("rl").parse_args(["--out", str(out), "--generations", "12"]), saved)
     assert run_changes(saved, again) == [] and again.generations == 12
     other = from_args(RLConfig, subparser("rl").parse_args(["--out", str(out), "--lr", "1e-3"]), saved)

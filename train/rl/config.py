@@ -90,6 +90,10 @@ class RLConfig(Training):
     mate_nodes: int = 2000
     """the engine's MateNodes for the actors: df-pn nodes at the root of every self-play move (a forced mate
     found ends the game with an exact result)"""
+    guard_nodes: int = 0
+    """the engine's MateGuardNodes for the actors: df-pn nodes of the root's guard against a move that leaves the
+    opponent a mate (0: off, as every run was made; the engine's 20,000 halves self-play's positions a second at
+    --nodes 64, docs/benchmarks.md)"""
     openings: str = setting(factory=default_openings, shown="$MESSIAH_DATA/openings/records2016_10818.sfen")
     """opening file (USI positions, one a line); '' for the start position and --random-plies random moves (what is
     used where the shared set is absent)"""
@@ -200,7 +204,7 @@ class RLConfig(Training):
                  "window", "checkpoint_every", "val_positions", "gate_games", "gate_nodes", "verify_games")
         within(self, 0, 1, "lam", "gamma", "teacher_fraction", "strong_fraction", "tree_fraction", "epsilon",
                "resign_playout", "fast_fraction")
-        at_least(self, 0, "tree_visits", "fast_nodes")
+        at_least(self, 0, "tree_visits", "fast_nodes", "guard_nodes")
         if self.fast_nodes >= self.nodes:
             raise UserError(f"--fast-nodes {self.fast_nodes} must be fewer than --nodes {self.nodes}")
         if self.teacher_fraction + self.strong_fraction + (self.tree_fraction if self.tree_visits else 0) > 1:

@@ -150,9 +150,10 @@ class LeafBatcher:
 
 
 def engine_options(cfg: RLConfig) -> dict[str, str]:
-    """The USI options of the engine the actors play: the run's Search, BatchSize and MateNodes; the rest are
-    the engine's defaults."""
-    return {"Search": cfg.search, "BatchSize": str(cfg.search_batch), "MateNodes": str(cfg.mate_nodes)}
+    """The USI options of the engine the actors play: the run's Search, BatchSize, MateNodes and MateGuardNodes;
+    the rest are the engine's defaults."""
+    return {"Search": cfg.search, "BatchSize": str(cfg.search_batch), "MateNodes": str(cfg.mate_nodes),
+            "MateGuardNodes": str(cfg.guard_nodes)}
 
 
 def make_game_searcher(cfg: RLConfig, evaluator: Evaluator) -> Searcher:
