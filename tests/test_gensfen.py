@@ -317,3 +317,21 @@ def test_an_engine_that_is_slow_to_get_ready_is_waited_for_but_not_for_ever(fake
     with pytest.raises(EngineError, match="did not answer 'isready' with 'readyok' within 0.3 s"):
         client.isready()
     client.close()
+
+
+def test_a_multipv_line_is_read_from_its_info_line_and_bounds_are_not():
+    """What USI engines print for a MultiPV line (Stockfish's order, YaneuraOu's 'mate +'): its number, first move and
+    exact score, mates at the mate score; an aspiration window's bound, a line without multipv or pv, and an info
+    string are no line's report."""
+    from messiah.arena.client import line_report
+
+    assert line_report("info depth 12 seldepth 15 multipv 2 score cp -35 nodes 9000 nps 1 pv 3c3d 7g7f") == \
+        (2, "3c3d", -35)
+    assert line_report("info depth 9 score cp 120 multipv 1 nodes 10 pv 2g2f") == (1, "2g2f", 120)
+    assert line_report("info depth 3 multipv 3 score mate + pv 2b8h+ 8b8h") == (3, "2b8h+", 30000)
+    assert line_report("info depth 3 multipv 1 score mate -4 pv 5a4b") == (1, "5a4b", -30000)
+    assert line_report("info depth 20 multipv 1 score cp 99999 pv 7g7f") == (1, "7g7f", 30000)
+    for line in ("info depth 10 multipv 1 score cp 40 lowerbound nodes 5 pv 7g7f",
+                 "info depth 10 multipv 1 score cp 40 upperbound pv 7g7f", "info depth 10 score cp 40 pv 7g7f",
+                 "info depth 10 multipv 1 score cp 40 nodes 100", "info string multipv 1 score cp 3 pv 7g7f"):
+        assert line_report(line) is None, line

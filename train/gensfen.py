@@ -272,7 +272,7 @@ class _TeacherGame:
             return candidate_row([])
         kept, seen = [], set()
         for usi, score in self.engine.lines:
-            move = self.board.move_from_usi(usi) if usi not in ("resign", "win") else 0
+            move = self.board.move_from_usi(usi)  # (0 for what is not a move here)
             if move and is_legal(self.board, move) and move not in seen:
                 seen.add(move)
                 kept.append((cshogi.move16(move), score))
@@ -366,8 +366,7 @@ def play_teacher_game(engine: UsiClient, cfg: GensfenConfig, rng: np.random.Gene
 def _worker(index: int, cfg: GensfenConfig, openings: list[Opening] | None, seed: np.random.SeedSequence,
             out: mp.Queue, stop: mp.Event) -> None:
     """A worker process: play games until told to stop, sending each as ('game', bytes, reason, lines' bytes). It
-    takes
-    its ``openings`` in turn (the parent deals each worker a shuffled share)."""
+    takes its ``openings`` in turn (the parent deals each worker a shuffled share)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)  # the parent handles Ctrl-C and sets ``stop``
     rng = np.random.default_rng(seed)
     engine = None
