@@ -162,5 +162,13 @@ def value_loss(z: torch.Tensor, b: dict[str, torch.Tensor], scale: float,
         has_target
 
 
-__all__ = ["NO_RANK", "NO_RESULT", "Batch", "concat", "mirror", "selfplay_rows", "teacher_rows", "value_loss",
-           "value_target"]
+def move_values_loss(z: torch.Tensor, values: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """The squared error of sigmoid(z) of each legal move (``mask``) against its win-rate target in ``values``
+    (NaN: none), averaged over the moves that have one (0 where none has): self-play's dense term on the search's
+    values, pretraining's lines term on the teacher's lines."""
+    known = torch.isfinite(values) & mask
+    return ((torch.sigmoid(z) - values.nan_to_num(0.5)) ** 2 * known).sum() / known.sum().clamp(min=1)
+
+
+__all__ = ["NO_RANK", "NO_RESULT", "Batch", "concat", "mirror", "move_values_loss", "selfplay_rows", "teacher_rows",
+           "value_loss", "value_target"]

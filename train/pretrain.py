@@ -49,7 +49,7 @@ from tqdm import tqdm
 from messiah.config import from_dict, run_changes
 from messiah.errors import DataError, UserError
 from messiah.models.net import AllMovesNet
-from messiah.train.batch import value_loss
+from messiah.train.batch import move_values_loss, value_loss
 from messiah.train.config import DUELING_HIDDEN, LOSSES, TrainConfig, checkpoint_path
 from messiah.train.data import TeacherData, held_out, validation_batches
 from messiah.train.loader import StepBatches, step_batches
@@ -102,9 +102,8 @@ def lines_loss(z: torch.Tensor, b: dict[str, torch.Tensor], scale: float) -> tor
     line's eval as a win rate, averaged over those moves (0 for a batch without lines)."""
     if "lines_cp" not in b:
         return z.new_zeros(())
-    known = torch.isfinite(b["lines_cp"]) & b["legal_mask"]
-    target = torch.sigmoid(b["lines_cp"].nan_to_num(0.0) / scale)  # messiah.winrate.zero_sum, on tensors
-    return ((torch.sigmoid(z) - target) ** 2 * known).sum() / known.sum().clamp(min=1)
+    # messiah.winrate.zero_sum, on tensors (NaN, no line, stays NaN)
+    return move_values_loss(z, torch.sigmoid(b["lines_cp"] / scale), b["legal_mask"])
 
 
 def start_log(path: Path, resume_step: int | None) -> None:

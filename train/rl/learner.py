@@ -41,7 +41,7 @@ from messiah.moves import pad_indices
 from messiah.records import read_records
 from messiah.records.decode import positions
 from messiah.records.selfplayfile import FINAL, SELFPLAY, read_selfplay_games, tree_file
-from messiah.train.batch import NO_RANK, Batch, concat, mirror, selfplay_rows, value_loss
+from messiah.train.batch import NO_RANK, Batch, concat, mirror, move_values_loss, selfplay_rows, value_loss
 from messiah.train.config import VAL_FRACTION
 from messiah.train.data import TeacherData, gather, held_out, validation_batches
 from messiah.train.rl.config import AGREEMENT_SET, RLConfig
@@ -73,8 +73,7 @@ def rl_losses(model: nn.Module, b: dict[str, torch.Tensor], cfg: RLConfig) -> di
     ranked = (b["teacher"] != NO_RANK).sum().clamp(min=1)
     rank = F.cross_entropy(cfg.rank_scale * z, b["teacher"], ignore_index=NO_RANK, reduction="sum") / ranked
     if "dense" in b:
-        known = torch.isfinite(b["dense"]) & mask
-        dense = ((torch.sigmoid(z) - b["dense"].nan_to_num(0.5)) ** 2 * known).sum() / known.sum().clamp(min=1)
+        dense = move_values_loss(z, b["dense"], mask)
     else:  # teacher rows alone (validation)
         dense = value.new_zeros(())
     loss = value + (cfg.rank_weight * rank if cfg.loss == "rank" else 0.0) + cfg.dense_weight * dense
