@@ -25,18 +25,17 @@ from messiah.search.timeman import Clock
 MATE = 2.0
 MATE_STEP = 1e-3
 PV_PLIES = 512  # the rows of alpha-beta's PV table: a line kept for each ply of a search (not a game's length)
-# board.is_draw() codes for the side to move -> value (a plain repetition: the rules' draw value). A "superior"
-# repetition (the same board with more pieces in hand) is treated as a win and an "inferior" one as a loss, as shogi
-# engines usually do in search, from HANDS_REPETITION_PLY plies below the root on: the line only goes round a cycle
-# again, and ending it there keeps a delaying drop from looking good. The rules end nothing there, so a root's move
-# into one is searched as any other position: the score a GUI shows for a plain recapture is the position's, not a
-# won game's (issue 71; the search scored it 1.0, and cp 25433, when this ply was 1).
-REPETITION_VALUE = {
-    cshogi.REPETITION_WIN: 1.0,  # the opponent's perpetual check
-    cshogi.REPETITION_LOSE: 0.0,  # our perpetual check
-    cshogi.REPETITION_SUPERIOR: 1.0,
-    cshogi.REPETITION_INFERIOR: 0.0,
-}
+# board.is_draw() codes for the side to move -> value. A plain repetition is the rules' draw value. A perpetual check
+# is a result by the rules, a proof as a mate is (YaneuraOu's mate_in/mated_in, dlshogi's VALUE_WIN/VALUE_LOSE): a
+# win or a loss delivered at its ply, so that a side that is mated anyway plays the longest line, not a checking
+# cycle that loses at once (valued 0.0, above every proven loss, it did: a lost game ended by messiah's own
+# perpetual check against gpsshogi). A "superior" repetition (the same board with more pieces in hand) is treated as
+# a win and an "inferior" one as a loss, as shogi engines usually do in search, from HANDS_REPETITION_PLY plies below
+# the root on: the line only goes round a cycle again, and ending it there keeps a delaying drop from looking good.
+# The rules end nothing there, so a root's move into one is searched as any other position: the score a GUI shows for
+# a plain recapture is the position's, not a won game's (issue 71; the search scored it 1.0, and cp 25433, when this
+# ply was 1).
+HANDS_REPETITION_VALUE = {cshogi.REPETITION_SUPERIOR: 1.0, cshogi.REPETITION_INFERIOR: 0.0}
 HANDS_REPETITION_PLY = 2
 RULES = GameRules()  # the default rules: CSARule27, draws at 0.5 for both sides, no ply limit
 INFO_EVERY = 0.5  # seconds between a search's progress reports (USI PvInterval)
@@ -73,9 +72,13 @@ def repetition_value(board: cshogi.Board, ply: int, rules: GameRules) -> float |
         return None
     if repetition == cshogi.REPETITION_DRAW:
         return rules.draw_value(board, ply)
-    if repetition in (cshogi.REPETITION_SUPERIOR, cshogi.REPETITION_INFERIOR) and ply < HANDS_REPETITION_PLY:
+    if repetition == cshogi.REPETITION_WIN:  # the opponent's perpetual check
+        return win_in(ply)
+    if repetition == cshogi.REPETITION_LOSE:  # our own
+        return 1.0 - win_in(ply)
+    if ply < HANDS_REPETITION_PLY:
         return None
-    return REPETITION_VALUE[repetition]
+    return HANDS_REPETITION_VALUE[repetition]
 
 
 def terminal_value(board: cshogi.Board, ply: int, rules: GameRules = RULES) -> float | None:

@@ -126,9 +126,13 @@ def _ended(b, history, row, ply, rules, moves):
         if repetition == core_history.REPETITION_DRAW:
             return _draw_value(turn, ply, draw_black, draw_white), False, count
         hands = ply >= HANDS_REPETITION_PLY  # other hands end a line only so far below the root (search.base)
-        if repetition == core_history.REPETITION_WIN or (repetition == core_history.REPETITION_SUPERIOR and hands):
+        if repetition == core_history.REPETITION_WIN:  # the opponent's perpetual check: a proof (search.base)
+            return _win_in(ply), True, count
+        if repetition == core_history.REPETITION_LOSE:
+            return 1.0 - _win_in(ply), True, count
+        if repetition == core_history.REPETITION_SUPERIOR and hands:
             return 1.0, False, count
-        if repetition == core_history.REPETITION_LOSE or (repetition == core_history.REPETITION_INFERIOR and hands):
+        if repetition == core_history.REPETITION_INFERIOR and hands:
             return 0.0, False, count
         if core_rules.tried(b, ek):
             return 1.0 - _win_in(ply), True, count

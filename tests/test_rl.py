@@ -519,8 +519,9 @@ def test_a_batch_mixes_self_play_teacher_and_strong_rows_in_their_shares(tmp_pat
 
 
 def test_a_self_play_game_ends_on_the_board_as_the_rules_say():
-    """Mated (the side to move lost), a plain repetition (a draw) once a move of the game has been played but not in
-    the opening's own history, and a game still going past --max-ply (truncated, no winner)."""
+    """Mated (the side to move lost), a perpetual check (lost by the checking side), a plain repetition (a draw)
+    once a move of the game has been played but not in the opening's own history, and a game still going past
+    --max-ply (truncated, no winner)."""
     from messiah.train.rl.config import RLConfig
     from messiah.train.rl.selfplay import game_over
 
@@ -533,6 +534,12 @@ def test_a_self_play_game_ends_on_the_board_as_the_rules_say():
         board.push_usi(move)
     assert game_over(board, 4, cfg) == (END_REPETITION, None)
     assert game_over(board, 0, cfg) is None  # the same moves as an opening: its history does not count
+    checked = cshogi.Board("8k/9/9/9/9/9/9/9/K6R1 b - 1")
+    for move in ["2i1i", "1a2a", "1i2i", "2a1a"]:  # black's rook checks round a cycle: black loses
+        checked.push_usi(move)
+    assert game_over(checked, 4, cfg) == (END_REPETITION, cshogi.WHITE)
+    checked.push_usi("2i1i")  # the same cycle completed by the check, white to move: white wins
+    assert game_over(checked, 5, cfg) == (END_REPETITION, cshogi.WHITE)
     for move in ["7g7f", "3c3d"]:
         board.push_usi(move)
     assert board.move_number == 7 and game_over(board, 6, cfg) == (END_TRUNCATED, None)

@@ -214,12 +214,30 @@ def test_repetition_is_a_draw():
     assert terminal_value(board, 4) == DRAW
 
 
-def test_perpetual_check_loses_for_the_checker():
+def test_perpetual_check_loses_for_the_checker_as_a_proof():
+    """A result by the rules, delivered at its ply as a mate is (YaneuraOu's mate_in/mated_in)."""
     board = cshogi.Board("8k/9/9/9/9/9/9/9/K6R1 b - 1")
     play(board, ["2i1i", "1a2a", "1i2i", "2a1a"])
-    assert terminal_value(board, 4) == 0.0  # black, to move, has been checking perpetually
+    assert mate_plies(terminal_value(board, 4)) == -4  # black, to move, has been checking perpetually
     play(board, ["2i1i"])
-    assert terminal_value(board, 5) == 1.0  # white, checked perpetually, wins
+    assert mate_plies(terminal_value(board, 5)) == 5  # white, checked perpetually, wins
+
+
+# Black has checked white's king round 2i-1i and back; white threatens G*8h (or G*9h) mate, and every black move but
+# the checks lets it in. The check 2i1i repeats the cycle: a loss by the rules, where every other move loses later
+# or only if white finds the mate. Scored 0.0 (a plain loss) it ranked above every proven loss, and the search played
+# it (a lost game against gpsshogi ended by messiah's own perpetual check).
+MATED_WITH_A_PERPETUAL = ("8k/9/9/9/9/9/9/2+r6/K6R1 b g 1", ["2i1i", "1a2a", "1i2i", "2a1a"])
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_a_mated_side_plays_on_rather_than_lose_by_its_own_perpetual_check(evaluator, name):
+    sfen, moves = MATED_WITH_A_PERPETUAL
+    board = cshogi.Board(sfen)
+    play(board, moves)
+    result = make_searcher(name, evaluator, mate_nodes=0).search(board, Limits(nodes=3000, depth=4))
+    board.push(result.bestmove)
+    assert board.is_draw(16) == cshogi.NOT_REPETITION, (name, result.pv_usi)
 
 
 # Black's rook leaves 2d and comes back by 2f and 2e while white's king steps aside and back; white drops a pawn

@@ -45,7 +45,8 @@ from messiah.records.selfplayfile import (
     SELFPLAY,
     TREE,
 )
-from messiah.rules import MAX_LEGAL_MOVES, GameRules
+from messiah.position import perpetual_check_winner
+from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES, GameRules
 from messiah.search import Limits, Searcher
 from messiah.search.base import RULES, is_proven, terminal_value
 from messiah.search.mcts import RootNoise
@@ -323,10 +324,13 @@ def game_over(board: cshogi.Board, moved: int, cfg: RLConfig,
     no repetition, its history being the opening's own. Then self-play's own rule: the maximum ply passed."""
     turn = board.turn
     value = terminal_value(board, 1 if moved else 0, rules)
+    repetition = board.is_draw(REPETITION_PLIES) if value is not None and moved else cshogi.NOT_REPETITION
+    if repetition in (cshogi.REPETITION_WIN, cshogi.REPETITION_LOSE):  # a perpetual check: proven as a mate is
+        return END_REPETITION, perpetual_check_winner(board, repetition)
     if value is not None and is_proven(value):  # a forced result delivered now: the mover's mate or declaration
         return (END_DECLARATION, turn) if value > 1 else (END_MATED, 1 - turn)
-    if value is not None:  # a repetition, valued for the side to move: won, lost, or else the rules' draw
-        return END_REPETITION, {1.0: turn, 0.0: 1 - turn}.get(value)
+    if value is not None:  # a plain repetition or the draw ply: the rules' draw
+        return END_REPETITION, None
     if board.move_number > cfg.max_ply:
         return END_TRUNCATED, None
     return None
