@@ -31,6 +31,7 @@ import numpy as np
 from messiah.engine.engine import Engine
 from messiah.evaluator import Evaluator, softmax_weights
 from messiah.moves import legal_move_indices
+from messiah.position import perpetual_check_winner
 from messiah.records.selfplayfile import (
     END_DECLARATION,
     END_MATED,
@@ -45,7 +46,6 @@ from messiah.records.selfplayfile import (
     SELFPLAY,
     TREE,
 )
-from messiah.position import perpetual_check_winner
 from messiah.rules import MAX_LEGAL_MOVES, REPETITION_PLIES, GameRules
 from messiah.search import Limits, Searcher
 from messiah.search.base import RULES, is_proven, terminal_value
