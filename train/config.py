@@ -105,7 +105,8 @@ class TrainConfig(Training):
     """--loss dueling: weight of A(s, teacher)^2"""
     lines_weight: float = 0.5
     """weight of the lines term, where a data file has the teacher's top lines beside it (NAME.multipv, gensfen
-    --multipv): each line's move's Q against its eval's win rate (0: the lines unused; not yet decided by a match)"""
+    --multipv): each line's move's Q against its eval's win rate (0: the lines unused; at equal labelling time four
+    lines did not beat one in games, docs/pretraining.md section 9)"""
     init: str = "random"
     """the net to start from: 'random' (new weights of the --channels/--blocks/... architecture), 'default' (the
     shipped model: a warm start), an .onnx model, or a checkpoint.pt of messiah pretrain or messiah rl (with more
